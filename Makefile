@@ -1,0 +1,42 @@
+# The contract for people and CI. See README.md.
+SHELL := /bin/bash
+CARGO ?= cargo
+PLUGINS_DIR ?= plugins/dist
+WASM_TARGET := wasm32-wasip2
+BIN := target/release/wasm-mcp
+
+.PHONY: build plugins run test test-rust test-node bench lint wasm-target node-deps
+
+## build: the host binary at target/release/wasm-mcp
+build:
+	$(CARGO) build --release -p wasm-mcp
+
+wasm-target:
+	@rustup target list --installed 2>/dev/null | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
+
+## plugins: every example plugin at plugins/dist/<name>.wasm (+ <name>.toml where it needs grants)
+plugins: wasm-target
+	$(CARGO) build --release --target $(WASM_TARGET) --manifest-path plugins/Cargo.toml
+	$(CARGO) build --release --target $(WASM_TARGET) --manifest-path tests/plugins/Cargo.toml
+	./plugins/collect.sh plugins/target/$(WASM_TARGET)/release plugins $(PLUGINS_DIR)
+	./plugins/collect.sh tests/plugins/target/$(WASM_TARGET)/release tests/plugins tests/plugins/dist
+
+## run: install what is missing, build, and serve plugins/dist over stdio
+run: build plugins
+	$(BIN) serve --plugins $(PLUGINS_DIR)
+
+node-deps:
+	cd tests/node && npm ci --no-audit --no-fund --loglevel=error
+
+## test: every test (Rust end-to-end tests and the Node clients)
+test: build plugins node-deps
+	$(CARGO) test --release --workspace
+	cd tests/node && ./run-tests.sh
+
+## bench: the benchmarks
+bench: build plugins
+	$(CARGO) bench -p wasm-mcp-tests
+
+lint:
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --release --workspace --all-targets -- -D warnings

@@ -1,0 +1,219 @@
+//! The catalog: every tool, resource, template and prompt of every loaded
+//! plugin, under the names the client sees, rendered once, with pagination.
+//!
+//! Naming is deterministic: plugins are taken in name order and the first to
+//! claim a tool or prompt name keeps it; a later plugin's colliding entry is
+//! exposed as `<plugin>_<name>`, and the rename is logged. A resource URI
+//! claimed twice stays with the first plugin.
+
+mod naming;
+pub mod pagination;
+mod uri_template;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::plugins::bindings::tools::TaskSupport;
+use crate::plugins::{Plugin, wire};
+pub use pagination::{ListKind, Page};
+use uri_template::UriTemplate;
+
+/// A tool as the client sees it, and where calls to it go.
+pub struct ToolEntry {
+    pub plugin: Arc<Plugin>,
+    /// The name the plugin knows it by.
+    pub own_name: String,
+    /// The `Tool` object for tools/list.
+    pub listed: Value,
+    pub input: jsonschema::Validator,
+    pub output: Option<jsonschema::Validator>,
+    pub task_support: TaskSupport,
+}
+
+pub struct PromptEntry {
+    pub plugin: Arc<Plugin>,
+    pub own_name: String,
+    pub listed: Value,
+    pub required_arguments: Vec<String>,
+}
+
+pub struct ResourceEntry {
+    pub plugin: Arc<Plugin>,
+    pub listed: Value,
+}
+
+pub struct TemplateEntry {
+    pub plugin: Arc<Plugin>,
+    pub listed: Value,
+    matcher: UriTemplate,
+}
+
+/// An immutable view of everything served; replaced whole when plugins change.
+#[derive(Default)]
+pub struct Catalog {
+    pub plugins: Vec<Arc<Plugin>>,
+    pub tools: BTreeMap<String, ToolEntry>,
+    pub prompts: BTreeMap<String, PromptEntry>,
+    pub resources: BTreeMap<String, ResourceEntry>,
+    /// Keyed by URI template.
+    pub templates: BTreeMap<String, TemplateEntry>,
+}
+
+impl Catalog {
+    /// Builds the catalog of `plugins`. Entries whose metadata is unusable are
+    /// skipped with an error on stderr.
+    pub fn build(mut plugins: Vec<Arc<Plugin>>) -> Catalog {
+        plugins.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut catalog = Catalog::default();
+        for plugin in &plugins {
+            catalog.add_tools(plugin);
+            catalog.add_prompts(plugin);
+            catalog.add_resources(plugin);
+        }
+        catalog.plugins = plugins;
+        catalog
+    }
+
+    fn add_tools(&mut self, plugin: &Arc<Plugin>) {
+        for tool in &plugin.listing.tools {
+            let Some(name) = naming::claim(&self.tools, &plugin.name, &tool.name, "tool") else {
+                continue;
+            };
+            match tool_entry(plugin, tool, &name) {
+                Ok(entry) => {
+                    self.tools.insert(name, entry);
+                }
+                Err(why) => {
+                    tracing::error!(plugin = %plugin.name, tool = %tool.name, "tool skipped: {why}")
+                }
+            }
+        }
+    }
+
+    fn add_prompts(&mut self, plugin: &Arc<Plugin>) {
+        for prompt in &plugin.listing.prompts {
+            let Some(name) = naming::claim(&self.prompts, &plugin.name, &prompt.name, "prompt")
+            else {
+                continue;
+            };
+            match wire::prompt(prompt.clone(), &name) {
+                Ok(listed) => {
+                    let required_arguments = prompt
+                        .arguments
+                        .iter()
+                        .filter(|a| a.required)
+                        .map(|a| a.name.clone())
+                        .collect();
+                    self.prompts.insert(
+                        name,
+                        PromptEntry {
+                            plugin: plugin.clone(),
+                            own_name: prompt.name.clone(),
+                            listed,
+                            required_arguments,
+                        },
+                    );
+                }
+                Err(why) => {
+                    tracing::error!(plugin = %plugin.name, prompt = %prompt.name, "prompt skipped: {why}")
+                }
+            }
+        }
+    }
+
+    fn add_resources(&mut self, plugin: &Arc<Plugin>) {
+        for resource in &plugin.listing.resources {
+            if let Some(owner) = self.resources.get(&resource.uri) {
+                tracing::warn!(
+                    plugin = %plugin.name, uri = %resource.uri, owner = %owner.plugin.name,
+                    "resource URI already served by another plugin; keeping the first"
+                );
+                continue;
+            }
+            match wire::resource(resource.clone()) {
+                Ok(listed) => {
+                    self.resources.insert(
+                        resource.uri.clone(),
+                        ResourceEntry {
+                            plugin: plugin.clone(),
+                            listed,
+                        },
+                    );
+                }
+                Err(why) => {
+                    tracing::error!(plugin = %plugin.name, uri = %resource.uri, "resource skipped: {why}")
+                }
+            }
+        }
+        for template in &plugin.listing.templates {
+            if self.templates.contains_key(&template.uri_template) {
+                tracing::warn!(plugin = %plugin.name, template = %template.uri_template, "resource template already served; keeping the first");
+                continue;
+            }
+            let entry = UriTemplate::parse(&template.uri_template)
+                .and_then(|matcher| Ok((matcher, wire::resource_template(template.clone())?)));
+            match entry {
+                Ok((matcher, listed)) => {
+                    self.templates.insert(
+                        template.uri_template.clone(),
+                        TemplateEntry {
+                            plugin: plugin.clone(),
+                            listed,
+                            matcher,
+                        },
+                    );
+                }
+                Err(why) => {
+                    tracing::error!(plugin = %plugin.name, template = %template.uri_template, "resource template skipped: {why}")
+                }
+            }
+        }
+    }
+
+    /// The plugin that serves `uri`: the one listing it, else the first whose template matches.
+    pub fn resource_owner(&self, uri: &str) -> Option<&Arc<Plugin>> {
+        if let Some(entry) = self.resources.get(uri) {
+            return Some(&entry.plugin);
+        }
+        self.templates
+            .values()
+            .find(|t| t.matcher.matches(uri))
+            .map(|t| &t.plugin)
+    }
+}
+
+fn tool_entry(
+    plugin: &Arc<Plugin>,
+    tool: &crate::plugins::bindings::tools::Tool,
+    name: &str,
+) -> Result<ToolEntry, String> {
+    let input_schema = wire::parse_json(&tool.input_schema, "inputSchema")?;
+    if input_schema.get("type").and_then(Value::as_str) != Some("object") {
+        return Err("its inputSchema must be a JSON Schema with \"type\": \"object\"".into());
+    }
+    let input = jsonschema::validator_for(&input_schema)
+        .map_err(|e| format!("its inputSchema is not a valid JSON Schema: {e}"))?;
+    let output_schema = tool
+        .output_schema
+        .as_deref()
+        .map(|s| wire::parse_json(s, "outputSchema"))
+        .transpose()?;
+    let output = output_schema
+        .as_ref()
+        .map(|schema| {
+            jsonschema::validator_for(schema)
+                .map_err(|e| format!("its outputSchema is not a valid JSON Schema: {e}"))
+        })
+        .transpose()?;
+    let listed = wire::tool(tool.clone(), name, &input_schema, output_schema.as_ref())?;
+    Ok(ToolEntry {
+        plugin: plugin.clone(),
+        own_name: tool.name.clone(),
+        listed,
+        input,
+        output,
+        task_support: tool.task_support,
+    })
+}

@@ -1,0 +1,93 @@
+//! The one wasmtime `Engine` every plugin runs on, and the epoch clock that drives deadlines.
+//!
+//! The engine is configured once, at start, for everything later features need:
+//! async calls (so a running plugin yields to tokio), fuel metering, epoch
+//! interruption and the pooling allocator (a fresh instance per call is cheap).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::Duration;
+
+use anyhow::Result;
+use wasmtime::{
+    Cache, CacheConfig, Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig,
+};
+
+/// How often the epoch advances. A running plugin is checked (deadline,
+/// cancellation) and yields to other tasks once per tick.
+pub const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+/// How the engine is set up: pool sizes and the compiled-code cache.
+#[derive(Debug, Clone)]
+pub struct EngineSettings {
+    /// Plugin calls that may hold an instance at the same moment.
+    pub max_instances: u32,
+    /// The largest linear memory any plugin may be granted, in bytes.
+    pub max_memory_bytes: usize,
+    /// Where compiled plugins are cached, keyed by content and engine
+    /// configuration; `None` compiles every time.
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// The shared engine plus the thread that ticks its epoch.
+pub struct PluginEngine {
+    engine: Engine,
+    ticker_stop: Arc<AtomicBool>,
+}
+
+impl PluginEngine {
+    pub fn new(settings: &EngineSettings) -> Result<Self> {
+        let mut pool = PoolingAllocationConfig::new();
+        pool.total_component_instances(settings.max_instances)
+            .total_core_instances(settings.max_instances * 8)
+            .total_memories(settings.max_instances * 2)
+            .total_tables(settings.max_instances * 8)
+            .total_stacks(settings.max_instances)
+            .max_memories_per_component(4)
+            .max_memory_size(settings.max_memory_bytes)
+            .max_core_instance_size(1 << 20)
+            .max_component_instance_size(1 << 20)
+            .table_elements(100_000);
+
+        let mut config = Config::new();
+        config
+            .wasm_component_model(true)
+            .consume_fuel(true)
+            .epoch_interruption(true)
+            .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        if let Some(dir) = &settings.cache_dir {
+            let mut cache = CacheConfig::new();
+            cache.with_directory(dir);
+            config.cache(Some(Cache::new(cache)?));
+        }
+        let engine = Engine::new(&config)?;
+
+        let ticker_stop = Arc::new(AtomicBool::new(false));
+        let stop = ticker_stop.clone();
+        let ticking = engine.clone();
+        thread::Builder::new()
+            .name("wasm-epoch".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    thread::sleep(EPOCH_TICK);
+                    ticking.increment_epoch();
+                }
+            })?;
+        Ok(Self {
+            engine,
+            ticker_stop,
+        })
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+}
+
+impl Drop for PluginEngine {
+    fn drop(&mut self) {
+        self.ticker_stop.store(true, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,418 @@
+//! One loaded plugin version: its compiled component, what it exports and lists,
+//! and how a call into it runs (a fresh instance, under limits, classified errors).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use tokio_util::sync::CancellationToken;
+use wasmtime::component::{Component, Instance, InstancePre, Linker, ResourceTable};
+use wasmtime::{Store, Trap, UpdateDeadline};
+
+use super::bindings::{completion, prompts, resources, tools, types};
+use super::host_api::CallState;
+use super::limits::{LimitHit, Limits, MemoryMeter};
+use super::scope::{CallScope, NoClient};
+use crate::protocol::LogLevel;
+use crate::sandbox::{self, CapturedOutput};
+
+/// Why a call into a plugin produced no value.
+#[derive(Debug, Clone)]
+pub enum CallError {
+    /// The plugin answered with an error of the contract (not found, invalid params, internal).
+    Plugin(types::Error),
+    /// A limit stopped the call.
+    Limit(LimitHit),
+    /// The guest trapped or panicked; the text says how.
+    Crashed(String),
+    /// The request was cancelled; the call was stopped.
+    Cancelled,
+    /// The plugin does not export what the call needs.
+    Unsupported(&'static str),
+    /// The plugin returned something unusable.
+    Invalid(String),
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallError::Plugin(types::Error::NotFound(what)) => write!(f, "not found: {what}"),
+            CallError::Plugin(types::Error::InvalidParams(why)) => {
+                write!(f, "invalid params: {why}")
+            }
+            CallError::Plugin(types::Error::Internal(why)) => write!(f, "plugin error: {why}"),
+            CallError::Limit(hit) => write!(f, "{hit}"),
+            CallError::Crashed(why) => write!(f, "the plugin crashed: {why}"),
+            CallError::Cancelled => write!(f, "cancelled"),
+            CallError::Unsupported(what) => write!(f, "the plugin does not export {what}"),
+            CallError::Invalid(why) => write!(f, "{why}"),
+        }
+    }
+}
+
+/// The error the epoch callback raises when the request was cancelled.
+#[derive(Debug)]
+struct Cancelled;
+
+impl std::fmt::Display for Cancelled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("cancelled")
+    }
+}
+
+impl std::error::Error for Cancelled {}
+
+/// Which interfaces of the contract a component exports, found by looking at it.
+struct Exports {
+    tools: Option<tools::GuestIndices>,
+    resources: Option<resources::GuestIndices>,
+    prompts: Option<prompts::GuestIndices>,
+    completion: Option<completion::GuestIndices>,
+}
+
+/// What a plugin listed when it was loaded.
+#[derive(Default)]
+pub struct Listing {
+    pub tools: Vec<tools::Tool>,
+    pub resources: Vec<resources::Resource>,
+    pub templates: Vec<resources::ResourceTemplate>,
+    pub prompts: Vec<prompts::Prompt>,
+}
+
+/// One loaded, validated version of a plugin.
+pub struct Plugin {
+    pub name: Arc<str>,
+    pub path: PathBuf,
+    pre: InstancePre<CallState>,
+    exports: Exports,
+    pub limits: Limits,
+    pub listing: Listing,
+}
+
+/// A fresh instance serving one call.
+struct Call {
+    store: Store<CallState>,
+    instance: Instance,
+    output: CapturedOutput,
+    started: Instant,
+}
+
+impl Plugin {
+    /// Compiles and validates the component at `path`, then asks it what it offers.
+    pub async fn load(
+        linker: &Linker<CallState>,
+        name: &str,
+        path: &Path,
+        limits: Limits,
+    ) -> Result<Arc<Plugin>> {
+        let bytes = tokio::fs::read(path)
+            .await
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        if !is_component(&bytes) {
+            bail!(
+                "{} is not a WebAssembly component (build it for wasm32-wasip2, or convert a core module with `wasm-tools component new`)",
+                path.display()
+            );
+        }
+        let engine = linker.engine().clone();
+        let component = tokio::task::spawn_blocking(move || Component::new(&engine, &bytes))
+            .await?
+            .map_err(|e| anyhow::anyhow!("cannot compile {}: {e}", path.display()))?;
+        let pre = linker.instantiate_pre(&component).map_err(|e| {
+            anyhow::anyhow!(
+                "{} needs imports this host does not provide: {e}",
+                path.display()
+            )
+        })?;
+        let exports = Exports {
+            tools: tools::GuestIndices::new(&pre).ok(),
+            resources: resources::GuestIndices::new(&pre).ok(),
+            prompts: prompts::GuestIndices::new(&pre).ok(),
+            completion: completion::GuestIndices::new(&pre).ok(),
+        };
+        if exports.tools.is_none() && exports.resources.is_none() && exports.prompts.is_none() {
+            bail!(
+                "{} exports none of wasm-mcp:plugin/tools, resources or prompts (version 0.1.0); build it against wit/plugin.wit",
+                path.display()
+            );
+        }
+        let mut plugin = Plugin {
+            name: name.into(),
+            path: path.to_owned(),
+            pre,
+            exports,
+            limits,
+            listing: Listing::default(),
+        };
+        plugin.listing = plugin
+            .list()
+            .await
+            .map_err(|e| anyhow::anyhow!("{}: listing failed: {e}", path.display()))?;
+        Ok(Arc::new(plugin))
+    }
+
+    /// Calls every list function the plugin exports, with no client attached.
+    async fn list(&self) -> Result<Listing, CallError> {
+        let scope = || {
+            Arc::new(CallScope::new(
+                Arc::new(NoClient),
+                None,
+                CancellationToken::new(),
+            ))
+        };
+        let mut listing = Listing::default();
+        if let Some(indices) = &self.exports.tools {
+            let mut call = self.start(scope()).await?;
+            let guest = call.load(indices)?;
+            let result = guest.call_list_tools(&mut call.store).await;
+            listing.tools = self.finish(call, "tools/list", result)?;
+        }
+        if let Some(indices) = &self.exports.resources {
+            let mut call = self.start(scope()).await?;
+            let guest = call.load(indices)?;
+            let result = guest.call_list_resources(&mut call.store).await;
+            listing.resources = self.finish(call, "resources/list", result)?;
+            let mut call = self.start(scope()).await?;
+            let guest = call.load(indices)?;
+            let result = guest.call_list_resource_templates(&mut call.store).await;
+            listing.templates = self.finish(call, "resources/templates/list", result)?;
+        }
+        if let Some(indices) = &self.exports.prompts {
+            let mut call = self.start(scope()).await?;
+            let guest = call.load(indices)?;
+            let result = guest.call_list_prompts(&mut call.store).await;
+            listing.prompts = self.finish(call, "prompts/list", result)?;
+        }
+        Ok(listing)
+    }
+
+    pub fn has_completion(&self) -> bool {
+        self.exports.completion.is_some()
+    }
+
+    pub async fn call_tool(
+        &self,
+        scope: Arc<CallScope>,
+        name: &String,
+        arguments: &String,
+    ) -> Result<tools::CallToolResult, CallError> {
+        let indices = self
+            .exports
+            .tools
+            .as_ref()
+            .ok_or(CallError::Unsupported("tools"))?;
+        let mut call = self.start(scope).await?;
+        let guest = call.load(indices)?;
+        let result = guest.call_call_tool(&mut call.store, name, arguments).await;
+        self.finish(call, "tools/call", result)?
+            .map_err(CallError::Plugin)
+    }
+
+    pub async fn read_resource(
+        &self,
+        scope: Arc<CallScope>,
+        uri: &str,
+    ) -> Result<Vec<types::ResourceContents>, CallError> {
+        let indices = self
+            .exports
+            .resources
+            .as_ref()
+            .ok_or(CallError::Unsupported("resources"))?;
+        let mut call = self.start(scope).await?;
+        let guest = call.load(indices)?;
+        let result = guest.call_read_resource(&mut call.store, uri).await;
+        self.finish(call, "resources/read", result)?
+            .map_err(CallError::Plugin)
+    }
+
+    pub async fn get_prompt(
+        &self,
+        scope: Arc<CallScope>,
+        name: &str,
+        arguments: &[(String, String)],
+    ) -> Result<prompts::GetPromptResult, CallError> {
+        let indices = self
+            .exports
+            .prompts
+            .as_ref()
+            .ok_or(CallError::Unsupported("prompts"))?;
+        let mut call = self.start(scope).await?;
+        let guest = call.load(indices)?;
+        let result = guest
+            .call_get_prompt(&mut call.store, name, arguments)
+            .await;
+        self.finish(call, "prompts/get", result)?
+            .map_err(CallError::Plugin)
+    }
+
+    pub async fn complete(
+        &self,
+        scope: Arc<CallScope>,
+        request: &completion::CompletionRequest,
+    ) -> Result<completion::Completions, CallError> {
+        let indices = self
+            .exports
+            .completion
+            .as_ref()
+            .ok_or(CallError::Unsupported("completion"))?;
+        let mut call = self.start(scope).await?;
+        let guest = call.load(indices)?;
+        let result = guest.call_complete(&mut call.store, request).await;
+        self.finish(call, "completion/complete", result)?
+            .map_err(CallError::Plugin)
+    }
+
+    /// A fresh store and instance with this plugin's limits armed.
+    async fn start(&self, scope: Arc<CallScope>) -> Result<Call, CallError> {
+        let (wasi, output) = sandbox::deny_all();
+        let state = CallState {
+            wasi,
+            table: ResourceTable::new(),
+            memory: MemoryMeter::new(self.limits.memory_bytes),
+            scope,
+            plugin: self.name.clone(),
+        };
+        let mut store = Store::new(self.pre.engine(), state);
+        store.limiter(|state| &mut state.memory);
+        store
+            .set_fuel(self.limits.fuel)
+            .map_err(|e| CallError::Crashed(e.to_string()))?;
+        let started = Instant::now();
+        let deadline = self.limits.deadline;
+        store.epoch_deadline_callback(move |ctx| {
+            let scope = &ctx.data().scope;
+            if scope.is_cancelled() {
+                return Err(Cancelled.into());
+            }
+            if started
+                .elapsed()
+                .saturating_sub(scope.time_waiting_on_client())
+                >= deadline
+            {
+                return Err(LimitHit::Deadline(deadline).into());
+            }
+            Ok(UpdateDeadline::Yield(1))
+        });
+        store.set_epoch_deadline(1);
+        let instance = match self.pre.instantiate_async(&mut store).await {
+            Ok(instance) => instance,
+            Err(e) => return Err(self.classify(&store, e)),
+        };
+        Ok(Call {
+            store,
+            instance,
+            output,
+            started,
+        })
+    }
+
+    /// Ends a call: forwards its captured output, logs what it used, and turns
+    /// a trap into the error that says which limit or fault stopped it.
+    fn finish<T>(
+        &self,
+        call: Call,
+        what: &str,
+        result: wasmtime::Result<T>,
+    ) -> Result<T, CallError> {
+        let fuel_used = self
+            .limits
+            .fuel
+            .saturating_sub(call.store.get_fuel().unwrap_or(0));
+        tracing::debug!(
+            plugin = %self.name, call = what, fuel_used,
+            wall_ms = call.started.elapsed().as_secs_f64() * 1000.0,
+            peak_memory_bytes = call.store.data().memory.peak,
+            "plugin call finished"
+        );
+        let stderr_tail = self.forward_output(&call);
+        result.map_err(|e| match self.classify(&call.store, e) {
+            CallError::Crashed(why) if !stderr_tail.is_empty() => {
+                CallError::Crashed(format!("{why}; its stderr ended with: {stderr_tail}"))
+            }
+            other => other,
+        })
+    }
+
+    fn classify(&self, store: &Store<CallState>, error: wasmtime::Error) -> CallError {
+        if let Some(hit) = error.downcast_ref::<LimitHit>() {
+            return CallError::Limit(hit.clone());
+        }
+        if error.downcast_ref::<Cancelled>().is_some() || store.data().scope.is_cancelled() {
+            return CallError::Cancelled;
+        }
+        match error.downcast_ref::<Trap>() {
+            Some(Trap::OutOfFuel) => CallError::Limit(LimitHit::Fuel(self.limits.fuel)),
+            Some(Trap::StackOverflow) => CallError::Crashed("stack overflow".into()),
+            Some(Trap::UnreachableCodeReached) => {
+                CallError::Crashed("it panicked or aborted (wasm `unreachable`)".into())
+            }
+            Some(trap) => CallError::Crashed(trap.to_string()),
+            None => CallError::Crashed(format!("{error:#}")),
+        }
+    }
+
+    /// Sends what the guest wrote to stdout and stderr to the client's log and
+    /// to our stderr; returns the last line of its stderr.
+    fn forward_output(&self, call: &Call) -> String {
+        let scope = &call.store.data().scope;
+        let mut last_stderr_line = String::new();
+        for (stream, pipe, level) in [
+            ("stdout", &call.output.stdout, LogLevel::Info),
+            ("stderr", &call.output.stderr, LogLevel::Warning),
+        ] {
+            let bytes = pipe.contents();
+            if bytes.is_empty() {
+                continue;
+            }
+            let text = String::from_utf8_lossy(&bytes);
+            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                tracing::info!(plugin = %self.name, stream, "{line}");
+                scope.log(
+                    &self.name,
+                    level,
+                    serde_json::Value::String(format!("[{stream}] {line}")),
+                );
+                if stream == "stderr" {
+                    last_stderr_line = line.to_owned();
+                }
+            }
+        }
+        last_stderr_line
+    }
+}
+
+impl Call {
+    fn load<I: LoadGuest>(&mut self, indices: &I) -> Result<I::Guest, CallError> {
+        indices
+            .load_guest(&mut self.store, &self.instance)
+            .map_err(|e| CallError::Crashed(e.to_string()))
+    }
+}
+
+/// The generated `GuestIndices` types, seen alike.
+trait LoadGuest {
+    type Guest;
+    fn load_guest(
+        &self,
+        store: &mut Store<CallState>,
+        instance: &Instance,
+    ) -> wasmtime::Result<Self::Guest>;
+}
+
+macro_rules! load_guest {
+    ($($module:ident),*) => {$(
+        impl LoadGuest for $module::GuestIndices {
+            type Guest = $module::Guest;
+            fn load_guest(&self, store: &mut Store<CallState>, instance: &Instance) -> wasmtime::Result<Self::Guest> {
+                self.load(store, instance)
+            }
+        }
+    )*};
+}
+load_guest!(tools, resources, prompts, completion);
+
+/// Components start with the wasm magic and layer 1 (core modules have layer 0).
+fn is_component(bytes: &[u8]) -> bool {
+    bytes.len() >= 8 && bytes[..4] == *b"\0asm" && bytes[6..8] == [1, 0]
+}

@@ -1,0 +1,157 @@
+//! The request a plugin call is serving: what the plugin's host imports act on.
+//!
+//! The session builds a [`CallScope`] for every request it hands to a plugin. The
+//! plugin never sees request ids or progress tokens; the scope binds them.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::LogLevel;
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Why a request to the client produced no answer.
+#[derive(Debug, Clone)]
+pub enum ClientRequestError {
+    /// The client did not declare what the request needs.
+    NotSupported(String),
+    /// The client answered with a JSON-RPC error.
+    Rejected {
+        code: i32,
+        message: String,
+    },
+    TimedOut,
+    Cancelled,
+}
+
+/// The session as a plugin call sees it.
+pub trait ClientLink: Send + Sync {
+    /// Sends a notification that belongs to the current request.
+    fn notify(&self, method: &str, params: Value);
+    /// Sends notifications/message from `logger` if the session's level lets it through.
+    fn log(&self, level: LogLevel, logger: &str, data: Value);
+    /// Sends a request to the client and waits for its answer. Refuses at
+    /// once, with `NotSupported`, what the client did not declare.
+    fn request(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> BoxFuture<'_, Result<Value, ClientRequestError>>;
+    /// A plugin announced that a resource changed.
+    fn resource_updated(&self, uri: &str);
+}
+
+/// One request being served by one plugin call.
+pub struct CallScope {
+    link: std::sync::Arc<dyn ClientLink>,
+    progress_token: Option<Value>,
+    last_progress: Mutex<Option<f64>>,
+    cancel: CancellationToken,
+    waited: Mutex<Duration>,
+}
+
+impl CallScope {
+    pub fn new(
+        link: std::sync::Arc<dyn ClientLink>,
+        progress_token: Option<Value>,
+        cancel: CancellationToken,
+    ) -> Self {
+        Self {
+            link,
+            progress_token,
+            last_progress: Mutex::new(None),
+            cancel,
+            waited: Mutex::new(Duration::ZERO),
+        }
+    }
+
+    pub fn cancel_token(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Time this call spent waiting on the client, which its deadline does not count.
+    pub fn time_waiting_on_client(&self) -> Duration {
+        *self.waited.lock().unwrap()
+    }
+
+    pub fn log(&self, logger: &str, level: LogLevel, data: Value) {
+        self.link.log(level, logger, data);
+    }
+
+    /// Sends notifications/progress if the request carried a token and the
+    /// value increases; anything else is dropped.
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        let Some(token) = &self.progress_token else {
+            return;
+        };
+        let mut last = self.last_progress.lock().unwrap();
+        if !progress.is_finite() || last.is_some_and(|prev| progress <= prev) {
+            return;
+        }
+        *last = Some(progress);
+        let mut params = json!({ "progressToken": token, "progress": progress });
+        if let Some(total) = total {
+            params["total"] = json!(total);
+        }
+        if let Some(message) = message {
+            params["message"] = json!(message);
+        }
+        self.link.notify("notifications/progress", params);
+    }
+
+    /// Asks the client; stops waiting when the request is cancelled.
+    pub async fn ask_client(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> Result<Value, ClientRequestError> {
+        let started = Instant::now();
+        let answer = tokio::select! {
+            answer = self.link.request(method, params) => answer,
+            _ = self.cancel.cancelled() => Err(ClientRequestError::Cancelled),
+        };
+        *self.waited.lock().unwrap() += started.elapsed();
+        answer
+    }
+
+    pub fn notify(&self, method: &str, params: Value) {
+        self.link.notify(method, params);
+    }
+
+    pub fn resource_updated(&self, uri: &str) {
+        self.link.resource_updated(uri);
+    }
+}
+
+/// The link used while loading a plugin, when no client is there: notifications
+/// are dropped and requests refused.
+pub struct NoClient;
+
+impl ClientLink for NoClient {
+    fn notify(&self, _method: &str, _params: Value) {}
+
+    fn log(&self, _level: LogLevel, _logger: &str, _data: Value) {}
+
+    fn request(
+        &self,
+        method: &'static str,
+        _params: Value,
+    ) -> BoxFuture<'_, Result<Value, ClientRequestError>> {
+        Box::pin(async move {
+            Err(ClientRequestError::NotSupported(format!(
+                "{method} is not available while a plugin is loading"
+            )))
+        })
+    }
+
+    fn resource_updated(&self, _uri: &str) {}
+}

@@ -1,0 +1,216 @@
+//! The session: one client's conversation with the server, whatever carries it.
+//!
+//! It owns the lifecycle (initialize, negotiated version, client capabilities),
+//! the per-session state (log level, subscriptions), dispatch of each request to
+//! its method, cancellation of requests in flight, and the requests the server
+//! sends to the client. Transports hand it messages and deliver what it sends.
+
+mod client;
+mod methods;
+mod server;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+pub use server::{Server, ServerConfig};
+
+use crate::protocol::jsonrpc::{self, INVALID_REQUEST};
+use crate::protocol::{Incoming, LogLevel, RequestId, RpcError};
+use client::{ClientCapabilities, PendingClientRequests};
+
+/// A message for the client, and the client request it belongs to (if any),
+/// so a transport can deliver it on that request's stream.
+#[derive(Debug)]
+pub struct Outgoing {
+    pub message: Value,
+    pub related_request: Option<RequestId>,
+}
+
+pub type Outbox = mpsc::UnboundedSender<Outgoing>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Nothing but initialize (and ping) is accepted.
+    AwaitingInitialize,
+    /// initialize was answered.
+    Initialized,
+}
+
+struct State {
+    phase: Phase,
+    protocol_version: &'static str,
+    client: ClientCapabilities,
+    log_level: LogLevel,
+    subscriptions: HashSet<String>,
+}
+
+pub struct Session {
+    server: Arc<Server>,
+    outbox: Outbox,
+    state: Mutex<State>,
+    in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+    tasks: TaskTracker,
+    client_requests: PendingClientRequests,
+}
+
+impl Session {
+    pub fn new(server: Arc<Server>, outbox: Outbox) -> Arc<Self> {
+        let session = Arc::new(Self {
+            server: server.clone(),
+            outbox,
+            state: Mutex::new(State {
+                phase: Phase::AwaitingInitialize,
+                protocol_version: crate::protocol::LATEST_PROTOCOL_VERSION,
+                client: ClientCapabilities::default(),
+                log_level: LogLevel::Info,
+                subscriptions: HashSet::new(),
+            }),
+            in_flight: Mutex::new(HashMap::new()),
+            tasks: TaskTracker::new(),
+            client_requests: PendingClientRequests::default(),
+        });
+        server.register(&session);
+        session
+    }
+
+    /// Handles one message from the client. Requests that reach plugins run
+    /// concurrently; their answers are sent when they finish.
+    pub fn handle(self: &Arc<Self>, text: &str) {
+        match Incoming::parse(text) {
+            Ok(message) => self.handle_message(message),
+            Err(bad) => self.send(jsonrpc::error_response(bad.id.as_ref(), &bad.error), None),
+        }
+    }
+
+    fn handle_message(self: &Arc<Self>, message: Incoming) {
+        match message {
+            Incoming::Request { id, method, params } => self.handle_request(id, method, params),
+            Incoming::Notification { method, params } => self.handle_notification(&method, &params),
+            Incoming::Response { id, outcome } => self.client_requests.resolve(&id, outcome),
+        }
+    }
+
+    fn handle_request(self: &Arc<Self>, id: RequestId, method: String, params: Value) {
+        let phase = self.state.lock().unwrap().phase;
+        if phase == Phase::AwaitingInitialize && method != "initialize" && method != "ping" {
+            let error = RpcError::new(
+                INVALID_REQUEST,
+                format!("Server not initialized: send \"initialize\" before \"{method}\""),
+            );
+            return self.send(jsonrpc::error_response(Some(&id), &error), None);
+        }
+        // Methods that only touch session state answer in order, at once.
+        if let Some(outcome) = self.handle_inline(&method, &params) {
+            return self.respond(&id, outcome);
+        }
+        let token = CancellationToken::new();
+        self.in_flight
+            .lock()
+            .unwrap()
+            .insert(id.clone(), token.clone());
+        let session = self.clone();
+        self.tasks.spawn(async move {
+            let outcome = tokio::select! {
+                outcome = session.dispatch(&id, &method, params, token.clone()) => Some(outcome),
+                _ = token.cancelled() => None,
+            };
+            session.in_flight.lock().unwrap().remove(&id);
+            match outcome {
+                Some(outcome) if !token.is_cancelled() => session.respond(&id, outcome),
+                _ => tracing::debug!(%id, method, "request cancelled; no response sent"),
+            }
+        });
+    }
+
+    fn handle_notification(&self, method: &str, params: &Value) {
+        match method {
+            "notifications/initialized" => {}
+            "notifications/cancelled" => {
+                let Some(id) = params.get("requestId").and_then(RequestId::from_value) else {
+                    return;
+                };
+                if let Some(token) = self.in_flight.lock().unwrap().get(&id) {
+                    tracing::debug!(%id, reason = ?params.get("reason"), "client cancelled a request");
+                    token.cancel();
+                }
+            }
+            // Roots are fetched afresh on every plugin call, so a change needs no work here.
+            "notifications/roots/list_changed" | "notifications/progress" => {}
+            other => tracing::debug!(method = other, "ignoring unknown notification"),
+        }
+    }
+
+    fn respond(&self, id: &RequestId, outcome: Result<Value, RpcError>) {
+        let message = match outcome {
+            Ok(result) => jsonrpc::response(id, result),
+            Err(error) => jsonrpc::error_response(Some(id), &error),
+        };
+        self.send(message, Some(id.clone()));
+    }
+
+    fn send(&self, message: Value, related_request: Option<RequestId>) {
+        // The transport is gone when this fails; nothing is left to tell.
+        let _ = self.outbox.send(Outgoing {
+            message,
+            related_request,
+        });
+    }
+
+    pub fn notify(&self, method: &str, params: Value, related_request: Option<RequestId>) {
+        self.send(jsonrpc::notification(method, params), related_request);
+    }
+
+    pub fn is_subscribed(&self, uri: &str) -> bool {
+        self.state.lock().unwrap().subscriptions.contains(uri)
+    }
+
+    fn subscriptions(&self) -> Vec<String> {
+        self.state
+            .lock()
+            .unwrap()
+            .subscriptions
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    fn is_initialized(&self) -> bool {
+        self.state.lock().unwrap().phase == Phase::Initialized
+    }
+
+    /// Sends notifications/message if the session's level lets it through.
+    pub fn log(
+        &self,
+        level: LogLevel,
+        logger: &str,
+        data: Value,
+        related_request: Option<RequestId>,
+    ) {
+        let state = self.state.lock().unwrap();
+        if state.phase == Phase::Initialized && level >= state.log_level {
+            drop(state);
+            let params = serde_json::json!({ "level": level, "logger": logger, "data": data });
+            self.notify("notifications/message", params, related_request);
+        }
+    }
+
+    /// Waits up to `grace` for requests in flight to finish, then cancels the rest.
+    pub async fn close(&self, grace: Duration) {
+        self.tasks.close();
+        if tokio::time::timeout(grace, self.tasks.wait())
+            .await
+            .is_err()
+        {
+            for token in self.in_flight.lock().unwrap().values() {
+                token.cancel();
+            }
+            self.tasks.wait().await;
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! What every session shares: the loaded plugins and the catalog built from
+//! them, the settings, and the live sessions (for notifications to all).
+//!
+//! The catalog is immutable and swapped whole: a call that started on one
+//! version of a plugin finishes on it, and calls arriving after the swap see
+//! the new one. Every swap tells the sessions which lists really changed.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use super::Session;
+use crate::catalog::Catalog;
+use crate::plugins::Plugin;
+use crate::protocol::LogLevel;
+
+/// Settings of the protocol layer.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Items per page of tools/list, resources/list, templates and prompts/list.
+    pub page_size: usize,
+    /// How long a plugin waits for the client to answer sampling, elicitation or roots.
+    pub client_request_timeout: Duration,
+    /// How long list requests wait for the plugins present at start to load;
+    /// plugins that take longer appear later through list_changed.
+    pub startup_wait: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            page_size: 50,
+            client_request_timeout: Duration::from_secs(300),
+            startup_wait: Duration::from_secs(30),
+        }
+    }
+}
+
+pub struct Server {
+    pub config: ServerConfig,
+    plugins: Mutex<BTreeMap<String, Arc<Plugin>>>,
+    catalog: RwLock<Arc<Catalog>>,
+    started: watch::Sender<bool>,
+    /// A list was served before the start finished (the wait ran out), so the
+    /// end of the start must be announced.
+    served_before_start: AtomicBool,
+    sessions: Mutex<Vec<Weak<Session>>>,
+}
+
+impl Server {
+    pub fn new(config: ServerConfig) -> Arc<Self> {
+        Arc::new(Self {
+            config,
+            plugins: Mutex::new(BTreeMap::new()),
+            catalog: RwLock::new(Arc::new(Catalog::default())),
+            started: watch::Sender::new(false),
+            served_before_start: AtomicBool::new(false),
+            sessions: Mutex::new(Vec::new()),
+        })
+    }
+
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.catalog.read().unwrap().clone()
+    }
+
+    /// Marks the plugins present at start as loaded. Changes during the start
+    /// are not announced one by one: lists wait for the start to finish.
+    pub fn startup_done(&self) {
+        self.started.send_replace(true);
+        if self.served_before_start.load(Ordering::Relaxed) {
+            let empty = Catalog::default();
+            self.announce_changes(&empty, &self.catalog(), None);
+        }
+    }
+
+    /// The catalog, once the plugins present at start are loaded (or the
+    /// startup wait is over).
+    pub async fn loaded_catalog(&self) -> Arc<Catalog> {
+        let mut started = self.started.subscribe();
+        let waited =
+            tokio::time::timeout(self.config.startup_wait, started.wait_for(|done| *done)).await;
+        if waited.is_err() {
+            self.served_before_start.store(true, Ordering::Relaxed);
+        }
+        self.catalog()
+    }
+
+    /// Installs a new version of plugin `name`, or removes it (`None`), and
+    /// tells every session what changed.
+    pub fn set_plugin(&self, name: &str, plugin: Option<Arc<Plugin>>) {
+        let mut plugins = self.plugins.lock().unwrap();
+        let replaced = match plugin {
+            Some(plugin) => plugins.insert(name.to_owned(), plugin).is_some(),
+            None => {
+                if plugins.remove(name).is_none() {
+                    return;
+                }
+                false
+            }
+        };
+        let catalog = Arc::new(Catalog::build(plugins.values().cloned().collect()));
+        let previous = std::mem::replace(&mut *self.catalog.write().unwrap(), catalog.clone());
+        drop(plugins);
+        if *self.started.borrow() {
+            self.announce_changes(&previous, &catalog, replaced.then_some(name));
+        }
+    }
+
+    fn announce_changes(&self, old: &Catalog, new: &Catalog, replaced_plugin: Option<&str>) {
+        let changed = [
+            (
+                "notifications/tools/list_changed",
+                listings_differ(&old.tools, &new.tools, |e| &e.listed),
+            ),
+            (
+                "notifications/prompts/list_changed",
+                listings_differ(&old.prompts, &new.prompts, |e| &e.listed),
+            ),
+            (
+                "notifications/resources/list_changed",
+                listings_differ(&old.resources, &new.resources, |e| &e.listed)
+                    || listings_differ(&old.templates, &new.templates, |e| &e.listed),
+            ),
+        ];
+        for session in self.live_sessions() {
+            if !session.is_initialized() {
+                continue;
+            }
+            for (method, _) in changed.iter().filter(|(_, differs)| *differs) {
+                session.notify(method, json!({}), None);
+            }
+            if let Some(plugin) = replaced_plugin {
+                for uri in session.subscriptions() {
+                    let served_by =
+                        |c: &Catalog| c.resource_owner(&uri).is_some_and(|p| &*p.name == plugin);
+                    if served_by(old) || served_by(new) {
+                        session.notify(
+                            "notifications/resources/updated",
+                            json!({ "uri": uri }),
+                            None,
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// Tells every session (at their log level) that plugin `name` failed to load.
+    pub fn report_plugin_error(&self, name: &str, data: Value) {
+        for session in self.live_sessions() {
+            session.log(LogLevel::Error, name, data.clone(), None);
+        }
+    }
+
+    pub(super) fn register(&self, session: &Arc<Session>) {
+        let mut sessions = self.sessions.lock().unwrap();
+        sessions.retain(|s| s.strong_count() > 0);
+        sessions.push(Arc::downgrade(session));
+    }
+
+    fn live_sessions(&self) -> Vec<Arc<Session>> {
+        self.sessions
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect()
+    }
+
+    /// A plugin announced a change: tell every session subscribed to `uri`.
+    pub fn resource_updated(&self, uri: &str) {
+        for session in self.live_sessions() {
+            if session.is_subscribed(uri) {
+                session.notify(
+                    "notifications/resources/updated",
+                    json!({ "uri": uri }),
+                    None,
+                );
+            }
+        }
+    }
+}
+
+fn listings_differ<E>(
+    old: &BTreeMap<String, E>,
+    new: &BTreeMap<String, E>,
+    listed: impl Fn(&E) -> &Value,
+) -> bool {
+    old.len() != new.len()
+        || old
+            .iter()
+            .zip(new)
+            .any(|((ka, a), (kb, b))| ka != kb || listed(a) != listed(b))
+}

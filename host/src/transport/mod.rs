@@ -1,0 +1,3 @@
+//! Transports: they only move messages between a client and a session.
+
+pub mod stdio;

@@ -5,9 +5,12 @@
 //! answers flow back through the same session.
 
 pub mod catalog;
+pub mod config;
+pub mod manifest;
 pub mod plugins;
 pub mod protocol;
 pub mod reload;
 pub mod sandbox;
 pub mod session;
+pub mod tasks;
 pub mod transport;

@@ -2,14 +2,15 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Result, bail};
 use clap::{Args, Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
-use wasm_mcp::plugins::{Limits, PluginRuntime};
-use wasm_mcp::session::{Server, ServerConfig};
+use wasm_mcp::config::{ConfigFile, ServerSettings, Settings};
+use wasm_mcp::manifest::LimitSettings;
+use wasm_mcp::plugins::PluginRuntime;
+use wasm_mcp::session::Server;
 use wasm_mcp::{reload, transport};
 
 #[derive(Parser)]
@@ -37,33 +38,115 @@ struct ServeArgs {
     /// Serve Streamable HTTP on this address instead of stdio.
     #[arg(long, value_name = "ADDR")]
     http: Option<String>,
-    /// Items per page in tools/list, resources/list, resources/templates/list and prompts/list.
-    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
-    page_size: u32,
-    /// Fuel (instructions) one plugin call may use.
-    #[arg(long, default_value_t = Limits::default().fuel)]
-    fuel: u64,
-    /// Seconds of wall-clock time one plugin call may run.
-    #[arg(long, default_value_t = Limits::default().deadline.as_secs_f64())]
-    timeout: f64,
-    /// MiB one plugin call's linear memory may grow to.
-    #[arg(long, default_value_t = Limits::default().memory_bytes >> 20)]
-    memory_mib: usize,
-    /// Seconds a plugin waits for the client to answer sampling, elicitation or roots requests.
-    #[arg(long, default_value_t = 300.0)]
-    client_timeout: f64,
-    /// Plugin calls that may run at the same moment.
-    #[arg(long, default_value_t = 64)]
-    max_concurrent_calls: u32,
-    /// Directory for compiled plugins [default: the user's cache directory, e.g. ~/.cache/wasm-mcp].
+    /// A TOML file of host-wide settings ([limits] and [server]); flags override it.
+    #[arg(long, value_name = "FILE", env = "WASM_MCP_CONFIG")]
+    config: Option<PathBuf>,
+    /// Items per page in tools/list, resources/list, resources/templates/list and prompts/list [default: 50].
+    #[arg(long)]
+    page_size: Option<usize>,
+    /// Fuel (instructions) one plugin call may use [default: 20000000000].
+    #[arg(long)]
+    fuel: Option<u64>,
+    /// Seconds of wall-clock time one plugin call may run [default: 30].
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<f64>,
+    /// MiB one plugin call's linear memory may grow to [default: 256].
+    #[arg(long, value_name = "MIB")]
+    memory_mib: Option<usize>,
+    /// KiB of output one plugin call may return [default: 8192].
+    #[arg(long, value_name = "KIB")]
+    max_output_kib: Option<usize>,
+    /// Seconds a plugin waits for the client to answer sampling, elicitation or roots [default: 300].
+    #[arg(long, value_name = "SECS")]
+    client_timeout: Option<f64>,
+    /// Plugin calls running at once across all plugins; more wait their turn [default: 64].
+    #[arg(long)]
+    max_concurrent_calls: Option<u32>,
+    /// Calls of one plugin running at once; more wait their turn [default: 16].
+    #[arg(long)]
+    max_calls_per_plugin: Option<u32>,
+    /// Directory for compiled plugins [default: $XDG_CACHE_HOME/wasm-mcp or ~/.cache/wasm-mcp].
     #[arg(long, value_name = "DIR", env = "WASM_MCP_CACHE_DIR")]
     cache_dir: Option<PathBuf>,
-    /// Do not watch the plugins directory (for fixed deployments).
-    #[arg(long)]
-    no_watch: bool,
     /// Compile plugins on every start instead of caching compiled code.
     #[arg(long, conflicts_with = "cache_dir")]
     no_cache: bool,
+    /// Do not watch the plugins directory (for fixed deployments).
+    #[arg(long)]
+    no_watch: bool,
+}
+
+impl ServeArgs {
+    /// The flags, as a layer over the config file.
+    fn as_layer(&self) -> ConfigFile {
+        ConfigFile {
+            limits: LimitSettings {
+                fuel: self.fuel,
+                timeout_secs: self.timeout,
+                memory_mib: self.memory_mib,
+                max_output_kib: self.max_output_kib,
+                max_concurrent_calls: self.max_calls_per_plugin,
+            },
+            server: ServerSettings {
+                page_size: self.page_size,
+                client_timeout_secs: self.client_timeout,
+                max_concurrent_calls: self.max_concurrent_calls,
+                cache_dir: self.cache_dir.clone(),
+            },
+        }
+    }
+}
+
+fn main() -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(EnvFilter::try_from_env("WASM_MCP_LOG").unwrap_or_else(|_| EnvFilter::new("info")))
+        .init();
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    match cli.command {
+        Command::Serve(args) => runtime.block_on(serve(args)),
+    }
+}
+
+async fn serve(args: ServeArgs) -> Result<()> {
+    if let Some(addr) = &args.http {
+        bail!(
+            "the Streamable HTTP transport (--http {addr}) is not available in this build yet; serve over stdio by leaving out --http"
+        );
+    }
+    let file = match &args.config {
+        Some(path) => ConfigFile::load(path)?,
+        None => ConfigFile::default(),
+    };
+    let settings = Settings::resolve(&file, &args.as_layer())?;
+    let cache_dir = if args.no_cache {
+        None
+    } else {
+        settings.cache_dir.clone().or_else(default_cache_dir)
+    };
+    if let Some(dir) = &cache_dir {
+        private_dir(dir)?;
+    }
+    if !args.plugins.is_dir() {
+        bail!(
+            "the plugins directory {} does not exist; create it or pass --plugins DIR",
+            args.plugins.display()
+        );
+    }
+    let runtime = Arc::new(PluginRuntime::new(
+        settings.limits,
+        settings.max_calls,
+        settings.max_calls_per_plugin,
+        cache_dir,
+    )?);
+    let server = Server::new(settings.server);
+    if !args.no_watch {
+        reload::watch(server.clone(), runtime.clone(), args.plugins.clone())?;
+    }
+    tokio::spawn(reload::load_all(server.clone(), runtime, args.plugins));
+    transport::stdio::serve(server).await
 }
 
 /// Creates `dir` if needed, readable and writable by this user only: compiled
@@ -85,65 +168,4 @@ fn default_cache_dir() -> Option<PathBuf> {
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))?;
     Some(base.join("wasm-mcp"))
-}
-
-fn main() -> Result<()> {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_env_filter(
-            EnvFilter::try_from_env("WASM_MCP_LOG").unwrap_or_else(|_| EnvFilter::new("info")),
-        )
-        .init();
-    let cli = Cli::parse();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    match cli.command {
-        Command::Serve(args) => runtime.block_on(serve(args)),
-    }
-}
-
-async fn serve(args: ServeArgs) -> Result<()> {
-    if let Some(addr) = args.http {
-        bail!(
-            "the Streamable HTTP transport (--http {addr}) is not available in this build yet; serve over stdio by leaving out --http"
-        );
-    }
-    let positive_secs = |secs: f64, flag: &str| {
-        if secs.is_finite() && secs > 0.0 {
-            Ok(Duration::from_secs_f64(secs))
-        } else {
-            bail!("--{flag} must be a positive number of seconds")
-        }
-    };
-    let limits = Limits {
-        fuel: args.fuel,
-        deadline: positive_secs(args.timeout, "timeout")?,
-        memory_bytes: args.memory_mib << 20,
-        ..Limits::default()
-    };
-    let cache_dir = if args.no_cache {
-        None
-    } else {
-        args.cache_dir.or_else(default_cache_dir)
-    };
-    if let Some(dir) = &cache_dir {
-        private_dir(dir)?;
-    }
-    let runtime = Arc::new(PluginRuntime::new(
-        limits,
-        args.max_concurrent_calls,
-        cache_dir,
-    )?);
-    let server = Server::new(ServerConfig {
-        page_size: args.page_size as usize,
-        client_request_timeout: positive_secs(args.client_timeout, "client-timeout")?,
-        ..ServerConfig::default()
-    });
-    if !args.no_watch {
-        reload::watch(server.clone(), runtime.clone(), args.plugins.clone())?;
-    }
-    tokio::spawn(reload::load_all(server.clone(), runtime, args.plugins));
-    transport::stdio::serve(server).await
 }

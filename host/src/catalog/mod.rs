@@ -3,8 +3,9 @@
 //!
 //! Naming is deterministic: plugins are taken in name order and the first to
 //! claim a tool or prompt name keeps it; a later plugin's colliding entry is
-//! exposed as `<plugin>_<name>`, and the rename is logged. A resource URI
-//! claimed twice stays with the first plugin.
+//! exposed as `<plugin>_<name>`, and the rename is logged. A manifest's
+//! `prefix` exposes all of a plugin's names as `<prefix>_<name>` instead.
+//! A resource URI claimed twice stays with the first plugin.
 
 mod naming;
 pub mod pagination;
@@ -78,7 +79,7 @@ impl Catalog {
 
     fn add_tools(&mut self, plugin: &Arc<Plugin>) {
         for tool in &plugin.listing.tools {
-            let Some(name) = naming::claim(&self.tools, &plugin.name, &tool.name, "tool") else {
+            let Some(name) = naming::claim(&self.tools, plugin, &tool.name, "tool") else {
                 continue;
             };
             match tool_entry(plugin, tool, &name) {
@@ -94,8 +95,7 @@ impl Catalog {
 
     fn add_prompts(&mut self, plugin: &Arc<Plugin>) {
         for prompt in &plugin.listing.prompts {
-            let Some(name) = naming::claim(&self.prompts, &plugin.name, &prompt.name, "prompt")
-            else {
+            let Some(name) = naming::claim(&self.prompts, plugin, &prompt.name, "prompt") else {
                 continue;
             };
             match wire::prompt(prompt.clone(), &name) {
@@ -203,17 +203,17 @@ fn tool_entry(
     let output = output_schema
         .as_ref()
         .map(|schema| {
-            jsonschema::validator_for(schema)
-                .map_err(|e| format!("its outputSchema is not a valid JSON Schema: {e}"))
+            jsonschema::validator_for(schema).map_err(|e| format!("its outputSchema is not a valid JSON Schema: {e}"))
         })
         .transpose()?;
-    let listed = wire::tool(tool.clone(), name, &input_schema, output_schema.as_ref())?;
+    let task_support = plugin.task_support(tool);
+    let listed = wire::tool(tool.clone(), name, task_support, &input_schema, output_schema.as_ref())?;
     Ok(ToolEntry {
         plugin: plugin.clone(),
         own_name: tool.name.clone(),
         listed,
         input,
         output,
-        task_support: tool.task_support,
+        task_support,
     })
 }

@@ -19,6 +19,7 @@ pub enum ListKind {
     Prompts,
     Resources,
     Templates,
+    Tasks,
 }
 
 impl ListKind {
@@ -28,6 +29,7 @@ impl ListKind {
             ListKind::Prompts => "prompts",
             ListKind::Resources => "resources",
             ListKind::Templates => "templates",
+            ListKind::Tasks => "tasks",
         }
     }
 }
@@ -114,25 +116,9 @@ mod tests {
         let map = entries(&["a", "c"]);
         let first = page(ListKind::Tools, &map, |v| v, None, 1).unwrap();
         let grown = entries(&["a", "b", "c"]);
-        let second = page(
-            ListKind::Tools,
-            &grown,
-            |v| v,
-            first.next_cursor.as_deref(),
-            5,
-        )
-        .unwrap();
+        let second = page(ListKind::Tools, &grown, |v| v, first.next_cursor.as_deref(), 5).unwrap();
         assert_eq!(second.items, vec![json!("b"), json!("c")]);
         assert!(page(ListKind::Tools, &map, |v| v, Some("not a cursor!"), 1).is_err());
-        assert!(
-            page(
-                ListKind::Prompts,
-                &map,
-                |v| v,
-                first.next_cursor.as_deref(),
-                1
-            )
-            .is_err()
-        );
+        assert!(page(ListKind::Prompts, &map, |v| v, first.next_cursor.as_deref(), 1).is_err());
     }
 }

@@ -32,9 +32,7 @@ impl UriTemplate {
         }
         pattern.push_str(&regex::escape(rest));
         pattern.push('$');
-        Regex::new(&pattern)
-            .map(UriTemplate)
-            .map_err(|e| e.to_string())
+        Regex::new(&pattern).map(UriTemplate).map_err(|e| e.to_string())
     }
 
     pub fn matches(&self, uri: &str) -> bool {

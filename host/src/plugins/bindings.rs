@@ -10,5 +10,5 @@ wasmtime::component::bindgen!({
     exports: { default: async },
 });
 
-pub use exports::wasm_mcp::plugin::{completion, prompts, resources, tools};
-pub use wasm_mcp::plugin::{host, types};
+pub use self::exports::wasm_mcp::plugin::{completion, prompts, resources, tools};
+pub use self::wasm_mcp::plugin::{host, types};

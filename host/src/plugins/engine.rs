@@ -11,9 +11,7 @@ use std::thread;
 use std::time::Duration;
 
 use anyhow::Result;
-use wasmtime::{
-    Cache, CacheConfig, Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig,
-};
+use wasmtime::{Cache, CacheConfig, Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 /// How often the epoch advances. A running plugin is checked (deadline,
 /// cancellation) and yields to other tasks once per tick.
@@ -67,18 +65,13 @@ impl PluginEngine {
         let ticker_stop = Arc::new(AtomicBool::new(false));
         let stop = ticker_stop.clone();
         let ticking = engine.clone();
-        thread::Builder::new()
-            .name("wasm-epoch".into())
-            .spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    thread::sleep(EPOCH_TICK);
-                    ticking.increment_epoch();
-                }
-            })?;
-        Ok(Self {
-            engine,
-            ticker_stop,
-        })
+        thread::Builder::new().name("wasm-epoch".into()).spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                thread::sleep(EPOCH_TICK);
+                ticking.increment_epoch();
+            }
+        })?;
+        Ok(Self { engine, ticker_stop })
     }
 
     pub fn engine(&self) -> &Engine {

@@ -8,8 +8,8 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::bindings::host::{
-    self, ClientError, ElicitResult, Elicitation, LogLevel as WitLogLevel, Root, RpcError,
-    SamplingRequest, SamplingResult,
+    self, ClientError, ElicitResult, Elicitation, LogLevel as WitLogLevel, Root, RpcError, SamplingRequest,
+    SamplingResult,
 };
 use super::bindings::types;
 use super::limits::MemoryMeter;
@@ -52,9 +52,7 @@ fn log_level(level: WitLogLevel) -> LogLevel {
 fn client_error(error: ClientRequestError) -> ClientError {
     match error {
         ClientRequestError::NotSupported(why) => ClientError::NotSupported(why),
-        ClientRequestError::Rejected { code, message } => {
-            ClientError::Rejected(RpcError { code, message })
-        }
+        ClientRequestError::Rejected { code, message } => ClientError::Rejected(RpcError { code, message }),
         ClientRequestError::TimedOut => ClientError::TimedOut,
         ClientRequestError::Cancelled => ClientError::Cancelled,
     }
@@ -84,8 +82,7 @@ impl types::Host for CallState {}
 
 impl host::Host for CallState {
     async fn log(&mut self, level: WitLogLevel, message: String) -> wasmtime::Result<()> {
-        self.scope
-            .log(&self.plugin, log_level(level), Value::String(message));
+        self.scope.log(&self.plugin, log_level(level), Value::String(message));
         Ok(())
     }
 
@@ -95,12 +92,7 @@ impl host::Host for CallState {
         Ok(())
     }
 
-    async fn progress(
-        &mut self,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    ) -> wasmtime::Result<()> {
+    async fn progress(&mut self, progress: f64, total: Option<f64>, message: Option<String>) -> wasmtime::Result<()> {
         self.scope.progress(progress, total, message);
         Ok(())
     }
@@ -109,41 +101,31 @@ impl host::Host for CallState {
         Ok(self.scope.is_cancelled())
     }
 
-    async fn sample(
-        &mut self,
-        request: SamplingRequest,
-    ) -> wasmtime::Result<Result<SamplingResult, ClientError>> {
+    async fn sample(&mut self, request: SamplingRequest) -> wasmtime::Result<Result<SamplingResult, ClientError>> {
         let params = match wire::sampling_request(request) {
             Ok(params) => params,
             Err(why) => return Ok(Err(ClientError::NotSupported(why))),
         };
         Ok(match self.ask("sampling/createMessage", params).await {
-            Ok(answer) => wire::parse_sampling_result(&answer)
-                .map_err(|why| malformed_answer("sampling", why)),
+            Ok(answer) => wire::parse_sampling_result(&answer).map_err(|why| malformed_answer("sampling", why)),
             Err(e) => Err(e),
         })
     }
 
-    async fn elicit(
-        &mut self,
-        request: Elicitation,
-    ) -> wasmtime::Result<Result<ElicitResult, ClientError>> {
+    async fn elicit(&mut self, request: Elicitation) -> wasmtime::Result<Result<ElicitResult, ClientError>> {
         let params = match request {
-            Elicitation::Form(form) => {
-                match wire::parse_json(&form.requested_schema, "requestedSchema") {
-                    Ok(schema) => {
-                        json!({ "mode": "form", "message": form.message, "requestedSchema": schema })
-                    }
-                    Err(why) => return Ok(Err(ClientError::NotSupported(why))),
+            Elicitation::Form(form) => match wire::parse_json(&form.requested_schema, "requestedSchema") {
+                Ok(schema) => {
+                    json!({ "mode": "form", "message": form.message, "requestedSchema": schema })
                 }
-            }
+                Err(why) => return Ok(Err(ClientError::NotSupported(why))),
+            },
             Elicitation::Url(url) => json!({
                 "mode": "url", "message": url.message, "url": url.url, "elicitationId": url.elicitation_id,
             }),
         };
         Ok(match self.ask("elicitation/create", params).await {
-            Ok(answer) => wire::parse_elicit_result(&answer)
-                .map_err(|why| malformed_answer("elicitation", why)),
+            Ok(answer) => wire::parse_elicit_result(&answer).map_err(|why| malformed_answer("elicitation", why)),
             Err(e) => Err(e),
         })
     }

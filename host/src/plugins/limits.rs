@@ -45,10 +45,7 @@ pub enum LimitHit {
 impl fmt::Display for LimitHit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            LimitHit::Fuel(fuel) => write!(
-                f,
-                "stopped after using its fuel limit of {fuel} instructions"
-            ),
+            LimitHit::Fuel(fuel) => write!(f, "stopped after using its fuel limit of {fuel} instructions"),
             LimitHit::Deadline(d) => {
                 write!(f, "stopped after {} wall-clock limit", human_duration(*d))
             }
@@ -73,7 +70,7 @@ fn human_duration(d: Duration) -> String {
 }
 
 fn human_bytes(bytes: usize) -> String {
-    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
         format!("{} MiB", bytes >> 20)
     } else {
         format!("{bytes} bytes")
@@ -93,12 +90,7 @@ impl MemoryMeter {
 }
 
 impl ResourceLimiter for MemoryMeter {
-    fn memory_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
+    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
         if desired > self.cap {
             return Err(LimitHit::Memory(self.cap).into());
         }
@@ -106,12 +98,7 @@ impl ResourceLimiter for MemoryMeter {
         Ok(true)
     }
 
-    fn table_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
+    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
         Ok(desired <= 1_000_000)
     }
 }

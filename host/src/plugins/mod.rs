@@ -13,26 +13,38 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Result;
+use tokio::sync::Semaphore;
 use wasmtime::component::{HasSelf, Linker};
+
+use crate::manifest::Manifest;
+use crate::sandbox::Grants;
 
 pub use engine::{EngineSettings, PluginEngine};
 pub use host_api::CallState;
 pub use limits::Limits;
-pub use plugin::{CallError, Plugin};
+pub use plugin::{CallError, Plugin, PluginSettings};
 pub use scope::{CallScope, ClientLink, ClientRequestError};
 
-/// The engine, the linker with every host import, and the default limits.
+/// The most linear memory a manifest may grant one call, in MiB.
+pub const MAX_MEMORY_MIB: usize = 4096;
+
+/// The engine, the linker with every host import, and the host-wide settings.
 pub struct PluginRuntime {
     _engine: PluginEngine,
     linker: Linker<CallState>,
     limits: Limits,
+    max_calls_per_plugin: u32,
+    all_calls: Arc<Semaphore>,
 }
 
 impl PluginRuntime {
-    pub fn new(limits: Limits, max_instances: u32, cache_dir: Option<PathBuf>) -> Result<Self> {
+    /// `max_calls` bounds the calls running at once across every plugin,
+    /// `max_calls_per_plugin` those of each plugin (a manifest may lower or raise it).
+    pub fn new(limits: Limits, max_calls: u32, max_calls_per_plugin: u32, cache_dir: Option<PathBuf>) -> Result<Self> {
         let engine = PluginEngine::new(&EngineSettings {
-            max_instances,
-            max_memory_bytes: limits.memory_bytes.max(1 << 20),
+            // Listing a plugin while it loads takes instances too.
+            max_instances: max_calls + 8,
+            max_memory_bytes: MAX_MEMORY_MIB << 20,
             cache_dir,
         })?;
         let mut linker = Linker::new(engine.engine());
@@ -42,12 +54,26 @@ impl PluginRuntime {
             _engine: engine,
             linker,
             limits,
+            max_calls_per_plugin,
+            all_calls: Arc::new(Semaphore::new(max_calls as usize)),
         })
     }
 
-    /// Loads one plugin file; its name is the file stem.
+    /// Loads one plugin file with its manifest (`NAME.toml` beside it, if
+    /// any); its name is the file stem.
     pub async fn load(&self, path: &Path) -> Result<Arc<Plugin>> {
-        Plugin::load(&self.linker, &plugin_name(path), path, self.limits.clone()).await
+        let (manifest, _) = Manifest::for_plugin(path)?;
+        let settings = PluginSettings {
+            grants: Grants::from_manifest(&manifest)?,
+            limits: manifest.plugin_limits(&self.limits)?,
+            max_concurrent_calls: manifest
+                .limits
+                .max_concurrent_calls
+                .unwrap_or(self.max_calls_per_plugin),
+            all_calls: self.all_calls.clone(),
+            manifest,
+        };
+        Plugin::load(&self.linker, &plugin_name(path), path, settings).await
     }
 }
 

@@ -1,11 +1,13 @@
 //! One loaded plugin version: its compiled component, what it exports and lists,
 //! and how a call into it runs (a fresh instance, under limits, classified errors).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use wasmtime::component::{Component, Instance, InstancePre, Linker, ResourceTable};
 use wasmtime::{Store, Trap, UpdateDeadline};
@@ -14,8 +16,9 @@ use super::bindings::{completion, prompts, resources, tools, types};
 use super::host_api::CallState;
 use super::limits::{LimitHit, Limits, MemoryMeter};
 use super::scope::{CallScope, NoClient};
+use crate::manifest::Manifest;
 use crate::protocol::LogLevel;
-use crate::sandbox::{self, CapturedOutput};
+use crate::sandbox::{CapturedOutput, Grants};
 
 /// Why a call into a plugin produced no value.
 #[derive(Debug, Clone)]
@@ -80,13 +83,31 @@ pub struct Listing {
     pub prompts: Vec<prompts::Prompt>,
 }
 
+/// How a plugin is run, from the host's defaults and its manifest.
+pub struct PluginSettings {
+    pub manifest: Manifest,
+    pub grants: Grants,
+    /// Limits of every call, over the host's defaults.
+    pub limits: Limits,
+    /// Calls of this plugin running at once.
+    pub max_concurrent_calls: u32,
+    /// Calls of all plugins running at once, shared by every plugin.
+    pub all_calls: Arc<Semaphore>,
+}
+
 /// One loaded, validated version of a plugin.
 pub struct Plugin {
     pub name: Arc<str>,
     pub path: PathBuf,
     pre: InstancePre<CallState>,
     exports: Exports,
+    pub manifest: Manifest,
+    grants: Grants,
     pub limits: Limits,
+    /// Limits of the tools the manifest sets its own for.
+    tool_limits: HashMap<String, Limits>,
+    own_calls: Arc<Semaphore>,
+    all_calls: Arc<Semaphore>,
     pub listing: Listing,
 }
 
@@ -96,6 +117,8 @@ struct Call {
     instance: Instance,
     output: CapturedOutput,
     started: Instant,
+    limits: Limits,
+    _permits: [OwnedSemaphorePermit; 2],
 }
 
 impl Plugin {
@@ -104,7 +127,7 @@ impl Plugin {
         linker: &Linker<CallState>,
         name: &str,
         path: &Path,
-        limits: Limits,
+        settings: PluginSettings,
     ) -> Result<Arc<Plugin>> {
         let bytes = tokio::fs::read(path)
             .await
@@ -119,12 +142,9 @@ impl Plugin {
         let component = tokio::task::spawn_blocking(move || Component::new(&engine, &bytes))
             .await?
             .map_err(|e| anyhow::anyhow!("cannot compile {}: {e}", path.display()))?;
-        let pre = linker.instantiate_pre(&component).map_err(|e| {
-            anyhow::anyhow!(
-                "{} needs imports this host does not provide: {e}",
-                path.display()
-            )
-        })?;
+        let pre = linker
+            .instantiate_pre(&component)
+            .map_err(|e| anyhow::anyhow!("{} needs imports this host does not provide: {e}", path.display()))?;
         let exports = Exports {
             tools: tools::GuestIndices::new(&pre).ok(),
             resources: resources::GuestIndices::new(&pre).ok(),
@@ -137,49 +157,63 @@ impl Plugin {
                 path.display()
             );
         }
+        let tool_limits = settings
+            .manifest
+            .tools
+            .keys()
+            .map(|tool| Ok((tool.clone(), settings.manifest.tool_limits(tool, &settings.limits)?)))
+            .collect::<Result<HashMap<_, _>>>()?;
         let mut plugin = Plugin {
             name: name.into(),
             path: path.to_owned(),
             pre,
             exports,
-            limits,
+            manifest: settings.manifest,
+            grants: settings.grants,
+            limits: settings.limits,
+            tool_limits,
+            own_calls: Arc::new(Semaphore::new(settings.max_concurrent_calls as usize)),
+            all_calls: settings.all_calls,
             listing: Listing::default(),
         };
         plugin.listing = plugin
             .list()
             .await
             .map_err(|e| anyhow::anyhow!("{}: listing failed: {e}", path.display()))?;
+        for tool in plugin.manifest.tools.keys() {
+            if !plugin.listing.tools.iter().any(|t| &t.name == tool) {
+                tracing::warn!(
+                    plugin = name,
+                    tool,
+                    "the manifest has settings for a tool the plugin does not list"
+                );
+            }
+        }
         Ok(Arc::new(plugin))
     }
 
     /// Calls every list function the plugin exports, with no client attached.
     async fn list(&self) -> Result<Listing, CallError> {
-        let scope = || {
-            Arc::new(CallScope::new(
-                Arc::new(NoClient),
-                None,
-                CancellationToken::new(),
-            ))
-        };
+        let scope = || Arc::new(CallScope::new(Arc::new(NoClient), None, CancellationToken::new()));
         let mut listing = Listing::default();
         if let Some(indices) = &self.exports.tools {
-            let mut call = self.start(scope()).await?;
+            let mut call = self.start(scope(), &self.limits).await?;
             let guest = call.load(indices)?;
             let result = guest.call_list_tools(&mut call.store).await;
             listing.tools = self.finish(call, "tools/list", result)?;
         }
         if let Some(indices) = &self.exports.resources {
-            let mut call = self.start(scope()).await?;
+            let mut call = self.start(scope(), &self.limits).await?;
             let guest = call.load(indices)?;
             let result = guest.call_list_resources(&mut call.store).await;
             listing.resources = self.finish(call, "resources/list", result)?;
-            let mut call = self.start(scope()).await?;
+            let mut call = self.start(scope(), &self.limits).await?;
             let guest = call.load(indices)?;
             let result = guest.call_list_resource_templates(&mut call.store).await;
             listing.templates = self.finish(call, "resources/templates/list", result)?;
         }
         if let Some(indices) = &self.exports.prompts {
-            let mut call = self.start(scope()).await?;
+            let mut call = self.start(scope(), &self.limits).await?;
             let guest = call.load(indices)?;
             let result = guest.call_list_prompts(&mut call.store).await;
             listing.prompts = self.finish(call, "prompts/list", result)?;
@@ -187,26 +221,40 @@ impl Plugin {
         Ok(listing)
     }
 
+    /// Whether `tool` may or must run as a task: the manifest's word, else the plugin's.
+    pub fn task_support(&self, tool: &tools::Tool) -> tools::TaskSupport {
+        use crate::manifest::TaskSupportSetting as Setting;
+        match self.manifest.tools.get(&tool.name).and_then(|t| t.task_support) {
+            Some(Setting::Forbidden) => tools::TaskSupport::Forbidden,
+            Some(Setting::Optional) => tools::TaskSupport::Optional,
+            Some(Setting::Required) => tools::TaskSupport::Required,
+            None => tool.task_support,
+        }
+    }
+
+    /// The limits calls to `tool` run under.
+    pub fn tool_limits(&self, tool: &str) -> &Limits {
+        self.tool_limits.get(tool).unwrap_or(&self.limits)
+    }
+
     pub fn has_completion(&self) -> bool {
         self.exports.completion.is_some()
     }
 
+    // The generated binding takes `&String`; asking for it avoids a copy per call.
+    #[allow(clippy::ptr_arg)]
     pub async fn call_tool(
         &self,
         scope: Arc<CallScope>,
         name: &String,
         arguments: &String,
     ) -> Result<tools::CallToolResult, CallError> {
-        let indices = self
-            .exports
-            .tools
-            .as_ref()
-            .ok_or(CallError::Unsupported("tools"))?;
-        let mut call = self.start(scope).await?;
+        let indices = self.exports.tools.as_ref().ok_or(CallError::Unsupported("tools"))?;
+        let limits = self.tool_limits(name);
+        let mut call = self.start(scope, limits).await?;
         let guest = call.load(indices)?;
         let result = guest.call_call_tool(&mut call.store, name, arguments).await;
-        self.finish(call, "tools/call", result)?
-            .map_err(CallError::Plugin)
+        self.finish(call, "tools/call", result)?.map_err(CallError::Plugin)
     }
 
     pub async fn read_resource(
@@ -219,11 +267,10 @@ impl Plugin {
             .resources
             .as_ref()
             .ok_or(CallError::Unsupported("resources"))?;
-        let mut call = self.start(scope).await?;
+        let mut call = self.start(scope, &self.limits).await?;
         let guest = call.load(indices)?;
         let result = guest.call_read_resource(&mut call.store, uri).await;
-        self.finish(call, "resources/read", result)?
-            .map_err(CallError::Plugin)
+        self.finish(call, "resources/read", result)?.map_err(CallError::Plugin)
     }
 
     pub async fn get_prompt(
@@ -232,18 +279,11 @@ impl Plugin {
         name: &str,
         arguments: &[(String, String)],
     ) -> Result<prompts::GetPromptResult, CallError> {
-        let indices = self
-            .exports
-            .prompts
-            .as_ref()
-            .ok_or(CallError::Unsupported("prompts"))?;
-        let mut call = self.start(scope).await?;
+        let indices = self.exports.prompts.as_ref().ok_or(CallError::Unsupported("prompts"))?;
+        let mut call = self.start(scope, &self.limits).await?;
         let guest = call.load(indices)?;
-        let result = guest
-            .call_get_prompt(&mut call.store, name, arguments)
-            .await;
-        self.finish(call, "prompts/get", result)?
-            .map_err(CallError::Plugin)
+        let result = guest.call_get_prompt(&mut call.store, name, arguments).await;
+        self.finish(call, "prompts/get", result)?.map_err(CallError::Plugin)
     }
 
     pub async fn complete(
@@ -256,40 +296,41 @@ impl Plugin {
             .completion
             .as_ref()
             .ok_or(CallError::Unsupported("completion"))?;
-        let mut call = self.start(scope).await?;
+        let mut call = self.start(scope, &self.limits).await?;
         let guest = call.load(indices)?;
         let result = guest.call_complete(&mut call.store, request).await;
         self.finish(call, "completion/complete", result)?
             .map_err(CallError::Plugin)
     }
 
-    /// A fresh store and instance with this plugin's limits armed.
-    async fn start(&self, scope: Arc<CallScope>) -> Result<Call, CallError> {
-        let (wasi, output) = sandbox::deny_all();
+    /// Waits for a turn (this plugin's and the host's concurrency limits),
+    /// then makes a fresh store and instance with `limits` armed.
+    async fn start(&self, scope: Arc<CallScope>, limits: &Limits) -> Result<Call, CallError> {
+        let permits = self.wait_for_turn(&scope).await?;
+        let (wasi, output) = self
+            .grants
+            .wasi_context()
+            .map_err(|e| CallError::Crashed(format!("cannot set up its sandbox: {e:#}")))?;
         let state = CallState {
             wasi,
             table: ResourceTable::new(),
-            memory: MemoryMeter::new(self.limits.memory_bytes),
+            memory: MemoryMeter::new(limits.memory_bytes),
             scope,
             plugin: self.name.clone(),
         };
         let mut store = Store::new(self.pre.engine(), state);
         store.limiter(|state| &mut state.memory);
         store
-            .set_fuel(self.limits.fuel)
+            .set_fuel(limits.fuel)
             .map_err(|e| CallError::Crashed(e.to_string()))?;
         let started = Instant::now();
-        let deadline = self.limits.deadline;
+        let deadline = limits.deadline;
         store.epoch_deadline_callback(move |ctx| {
             let scope = &ctx.data().scope;
             if scope.is_cancelled() {
                 return Err(Cancelled.into());
             }
-            if started
-                .elapsed()
-                .saturating_sub(scope.time_waiting_on_client())
-                >= deadline
-            {
+            if started.elapsed().saturating_sub(scope.time_waiting_on_client()) >= deadline {
                 return Err(LimitHit::Deadline(deadline).into());
             }
             Ok(UpdateDeadline::Yield(1))
@@ -297,28 +338,41 @@ impl Plugin {
         store.set_epoch_deadline(1);
         let instance = match self.pre.instantiate_async(&mut store).await {
             Ok(instance) => instance,
-            Err(e) => return Err(self.classify(&store, e)),
+            Err(e) => return Err(classify(&store, limits, e)),
         };
         Ok(Call {
             store,
             instance,
             output,
             started,
+            limits: limits.clone(),
+            _permits: permits,
         })
+    }
+
+    /// Takes a place among this plugin's running calls and the host's; while
+    /// none is free the call waits, and its scope says it is queued.
+    async fn wait_for_turn(&self, scope: &CallScope) -> Result<[OwnedSemaphorePermit; 2], CallError> {
+        let mut permits = Vec::with_capacity(2);
+        for semaphore in [&self.own_calls, &self.all_calls] {
+            let permit = match semaphore.clone().try_acquire_owned() {
+                Ok(permit) => permit,
+                Err(_) => {
+                    scope.set_queued(true);
+                    let permit = semaphore.clone().acquire_owned().await;
+                    scope.set_queued(false);
+                    permit.map_err(|_| CallError::Crashed("the host is shutting down".into()))?
+                }
+            };
+            permits.push(permit);
+        }
+        Ok(permits.try_into().expect("two permits"))
     }
 
     /// Ends a call: forwards its captured output, logs what it used, and turns
     /// a trap into the error that says which limit or fault stopped it.
-    fn finish<T>(
-        &self,
-        call: Call,
-        what: &str,
-        result: wasmtime::Result<T>,
-    ) -> Result<T, CallError> {
-        let fuel_used = self
-            .limits
-            .fuel
-            .saturating_sub(call.store.get_fuel().unwrap_or(0));
+    fn finish<T>(&self, call: Call, what: &str, result: wasmtime::Result<T>) -> Result<T, CallError> {
+        let fuel_used = self.limits.fuel.saturating_sub(call.store.get_fuel().unwrap_or(0));
         tracing::debug!(
             plugin = %self.name, call = what, fuel_used,
             wall_ms = call.started.elapsed().as_secs_f64() * 1000.0,
@@ -326,30 +380,12 @@ impl Plugin {
             "plugin call finished"
         );
         let stderr_tail = self.forward_output(&call);
-        result.map_err(|e| match self.classify(&call.store, e) {
+        result.map_err(|e| match classify(&call.store, &call.limits, e) {
             CallError::Crashed(why) if !stderr_tail.is_empty() => {
                 CallError::Crashed(format!("{why}; its stderr ended with: {stderr_tail}"))
             }
             other => other,
         })
-    }
-
-    fn classify(&self, store: &Store<CallState>, error: wasmtime::Error) -> CallError {
-        if let Some(hit) = error.downcast_ref::<LimitHit>() {
-            return CallError::Limit(hit.clone());
-        }
-        if error.downcast_ref::<Cancelled>().is_some() || store.data().scope.is_cancelled() {
-            return CallError::Cancelled;
-        }
-        match error.downcast_ref::<Trap>() {
-            Some(Trap::OutOfFuel) => CallError::Limit(LimitHit::Fuel(self.limits.fuel)),
-            Some(Trap::StackOverflow) => CallError::Crashed("stack overflow".into()),
-            Some(Trap::UnreachableCodeReached) => {
-                CallError::Crashed("it panicked or aborted (wasm `unreachable`)".into())
-            }
-            Some(trap) => CallError::Crashed(trap.to_string()),
-            None => CallError::Crashed(format!("{error:#}")),
-        }
     }
 
     /// Sends what the guest wrote to stdout and stderr to the client's log and
@@ -382,6 +418,23 @@ impl Plugin {
     }
 }
 
+/// Turns a trap into the error that says which limit or fault stopped the call.
+fn classify(store: &Store<CallState>, limits: &Limits, error: wasmtime::Error) -> CallError {
+    if let Some(hit) = error.downcast_ref::<LimitHit>() {
+        return CallError::Limit(hit.clone());
+    }
+    if error.downcast_ref::<Cancelled>().is_some() || store.data().scope.is_cancelled() {
+        return CallError::Cancelled;
+    }
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => CallError::Limit(LimitHit::Fuel(limits.fuel)),
+        Some(Trap::StackOverflow) => CallError::Crashed("stack overflow".into()),
+        Some(Trap::UnreachableCodeReached) => CallError::Crashed("it panicked or aborted (wasm `unreachable`)".into()),
+        Some(trap) => CallError::Crashed(trap.to_string()),
+        None => CallError::Crashed(format!("{error:#}")),
+    }
+}
+
 impl Call {
     fn load<I: LoadGuest>(&mut self, indices: &I) -> Result<I::Guest, CallError> {
         indices
@@ -393,11 +446,7 @@ impl Call {
 /// The generated `GuestIndices` types, seen alike.
 trait LoadGuest {
     type Guest;
-    fn load_guest(
-        &self,
-        store: &mut Store<CallState>,
-        instance: &Instance,
-    ) -> wasmtime::Result<Self::Guest>;
+    fn load_guest(&self, store: &mut Store<CallState>, instance: &Instance) -> wasmtime::Result<Self::Guest>;
 }
 
 macro_rules! load_guest {

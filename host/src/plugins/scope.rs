@@ -37,13 +37,11 @@ pub trait ClientLink: Send + Sync {
     fn log(&self, level: LogLevel, logger: &str, data: Value);
     /// Sends a request to the client and waits for its answer. Refuses at
     /// once, with `NotSupported`, what the client did not declare.
-    fn request(
-        &self,
-        method: &'static str,
-        params: Value,
-    ) -> BoxFuture<'_, Result<Value, ClientRequestError>>;
+    fn request(&self, method: &'static str, params: Value) -> BoxFuture<'_, Result<Value, ClientRequestError>>;
     /// A plugin announced that a resource changed.
     fn resource_updated(&self, uri: &str);
+    /// The call is waiting for a turn (`true`) or got one (`false`).
+    fn queued(&self, _waiting: bool) {}
 }
 
 /// One request being served by one plugin call.
@@ -56,11 +54,7 @@ pub struct CallScope {
 }
 
 impl CallScope {
-    pub fn new(
-        link: std::sync::Arc<dyn ClientLink>,
-        progress_token: Option<Value>,
-        cancel: CancellationToken,
-    ) -> Self {
+    pub fn new(link: std::sync::Arc<dyn ClientLink>, progress_token: Option<Value>, cancel: CancellationToken) -> Self {
         Self {
             link,
             progress_token,
@@ -109,11 +103,7 @@ impl CallScope {
     }
 
     /// Asks the client; stops waiting when the request is cancelled.
-    pub async fn ask_client(
-        &self,
-        method: &'static str,
-        params: Value,
-    ) -> Result<Value, ClientRequestError> {
+    pub async fn ask_client(&self, method: &'static str, params: Value) -> Result<Value, ClientRequestError> {
         let started = Instant::now();
         let answer = tokio::select! {
             answer = self.link.request(method, params) => answer,
@@ -130,6 +120,10 @@ impl CallScope {
     pub fn resource_updated(&self, uri: &str) {
         self.link.resource_updated(uri);
     }
+
+    pub fn set_queued(&self, waiting: bool) {
+        self.link.queued(waiting);
+    }
 }
 
 /// The link used while loading a plugin, when no client is there: notifications
@@ -141,11 +135,7 @@ impl ClientLink for NoClient {
 
     fn log(&self, _level: LogLevel, _logger: &str, _data: Value) {}
 
-    fn request(
-        &self,
-        method: &'static str,
-        _params: Value,
-    ) -> BoxFuture<'_, Result<Value, ClientRequestError>> {
+    fn request(&self, method: &'static str, _params: Value) -> BoxFuture<'_, Result<Value, ClientRequestError>> {
         Box::pin(async move {
             Err(ClientRequestError::NotSupported(format!(
                 "{method} is not available while a plugin is loading"

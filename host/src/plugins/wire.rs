@@ -8,19 +8,16 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Map, Value, json};
 
-use super::bindings::host::{
-    ElicitAction, ElicitResult, SamplingContent, SamplingResult, ToolResult, ToolUse,
-};
+use super::bindings::host::{ElicitAction, ElicitResult, SamplingContent, SamplingResult, ToolResult, ToolUse};
 use super::bindings::types::{
-    Annotations, ContentBlock, ContentsBody, EmbeddedResource, Icon, IconTheme, MediaContent,
-    ResourceContents, ResourceLink, Role, TextContent,
+    Annotations, ContentBlock, ContentsBody, EmbeddedResource, Icon, IconTheme, MediaContent, ResourceContents,
+    ResourceLink, Role, TextContent,
 };
 use super::bindings::{prompts, resources, tools};
 
 /// Parses JSON text a plugin produced. `what` names it in the error.
 pub fn parse_json(text: &str, what: &str) -> Result<Value, String> {
-    serde_json::from_str(text)
-        .map_err(|e| format!("the plugin returned invalid JSON for {what}: {e}"))
+    serde_json::from_str(text).map_err(|e| format!("the plugin returned invalid JSON for {what}: {e}"))
 }
 
 /// An object under construction, leaving out absent optional fields.
@@ -73,12 +70,8 @@ fn annotations(a: Annotations) -> Value {
     Obj::new()
         .opt(
             "audience",
-            a.audience.map(|roles| {
-                roles
-                    .into_iter()
-                    .map(|r| json!(role(r)))
-                    .collect::<Vec<_>>()
-            }),
+            a.audience
+                .map(|roles| roles.into_iter().map(|r| json!(role(r))).collect::<Vec<_>>()),
         )
         .opt("priority", a.priority)
         .opt("lastModified", a.last_modified)
@@ -179,10 +172,11 @@ pub fn content_blocks(blocks: Vec<ContentBlock>) -> Result<Vec<Value>, String> {
 pub fn tool(
     t: tools::Tool,
     exposed_name: &str,
+    task_support: tools::TaskSupport,
     input_schema: &Value,
     output_schema: Option<&Value>,
 ) -> Result<Value, String> {
-    let task_support = match t.task_support {
+    let task_support = match task_support {
         tools::TaskSupport::Forbidden => "forbidden",
         tools::TaskSupport::Optional => "optional",
         tools::TaskSupport::Required => "required",
@@ -334,9 +328,7 @@ fn parse_content_block(value: &Value) -> Result<ContentBlock, String> {
         Some("text") => Ok(ContentBlock::Text(parse_text(value)?)),
         Some("image") => Ok(ContentBlock::Image(parse_media(value)?)),
         Some("audio") => Ok(ContentBlock::Audio(parse_media(value)?)),
-        other => Err(format!(
-            "unsupported content type {other:?} in a sampling answer"
-        )),
+        other => Err(format!("unsupported content type {other:?} in a sampling answer")),
     }
 }
 
@@ -348,11 +340,7 @@ fn parse_sampling_content(value: &Value) -> Result<SamplingContent, String> {
         Some("tool_use") => Ok(SamplingContent::ToolUse(ToolUse {
             id: str_field(value, "id")?,
             name: str_field(value, "name")?,
-            input: value
-                .get("input")
-                .cloned()
-                .unwrap_or_else(|| json!({}))
-                .to_string(),
+            input: value.get("input").cloned().unwrap_or_else(|| json!({})).to_string(),
         })),
         Some("tool_result") => Ok(SamplingContent::ToolResult(ToolResult {
             tool_use_id: str_field(value, "toolUseId")?,
@@ -372,10 +360,7 @@ fn parse_sampling_content(value: &Value) -> Result<SamplingContent, String> {
 /// Reads a CreateMessageResult; `content` may be one block or an array.
 pub fn parse_sampling_result(value: &Value) -> Result<SamplingResult, String> {
     let content = match value.get("content") {
-        Some(Value::Array(blocks)) => blocks
-            .iter()
-            .map(parse_sampling_content)
-            .collect::<Result<_, _>>()?,
+        Some(Value::Array(blocks)) => blocks.iter().map(parse_sampling_content).collect::<Result<_, _>>()?,
         Some(block) => vec![parse_sampling_content(block)?],
         None => return Err("the sampling answer has no content".into()),
     };
@@ -383,10 +368,7 @@ pub fn parse_sampling_result(value: &Value) -> Result<SamplingResult, String> {
         role: parse_role(value.get("role").unwrap_or(&Value::Null))?,
         content,
         model: str_field(value, "model")?,
-        stop_reason: value
-            .get("stopReason")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
+        stop_reason: value.get("stopReason").and_then(Value::as_str).map(str::to_owned),
     })
 }
 
@@ -425,10 +407,7 @@ pub fn sampling_request(r: super::bindings::host::SamplingRequest) -> Result<Val
         Obj::new()
             .list(
                 "hints",
-                p.hints
-                    .into_iter()
-                    .map(|name| json!({ "name": name }))
-                    .collect(),
+                p.hints.into_iter().map(|name| json!({ "name": name })).collect(),
             )
             .opt("costPriority", p.cost_priority)
             .opt("speedPriority", p.speed_priority)

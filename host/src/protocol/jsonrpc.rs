@@ -85,11 +85,7 @@ impl RpcError {
                 .get("code")
                 .and_then(Value::as_i64)
                 .unwrap_or(INTERNAL_ERROR as i64) as i32,
-            message: value
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned(),
+            message: value.get("message").and_then(Value::as_str).unwrap_or("").to_owned(),
             data: value.get("data").cloned(),
         }
     }
@@ -128,32 +124,36 @@ pub struct Unparseable {
 
 impl Incoming {
     /// Parses one framed message (a line on stdio, a body over HTTP).
-    pub fn parse(text: &str) -> Result<Self, Unparseable> {
-        let value: Value = serde_json::from_str(text).map_err(|e| Unparseable {
-            id: None,
-            error: RpcError::new(
-                PARSE_ERROR,
-                format!("Parse error: {e}. Send one JSON-RPC 2.0 object per message."),
-            ),
+    pub fn parse(text: &str) -> Result<Self, Box<Unparseable>> {
+        let value: Value = serde_json::from_str(text).map_err(|e| {
+            Box::new(Unparseable {
+                id: None,
+                error: RpcError::new(
+                    PARSE_ERROR,
+                    format!("Parse error: {e}. Send one JSON-RPC 2.0 object per message."),
+                ),
+            })
         })?;
         Self::from_value(value)
     }
 
-    pub fn from_value(value: Value) -> Result<Self, Unparseable> {
+    pub fn from_value(value: Value) -> Result<Self, Box<Unparseable>> {
         let Value::Object(mut object) = value else {
-            return Err(Unparseable {
+            return Err(Box::new(Unparseable {
                 id: None,
                 error: RpcError::new(
                     INVALID_REQUEST,
                     "Invalid Request: a message must be a JSON object (batches are not supported)",
                 ),
-            });
+            }));
         };
         let raw_id = object.remove("id");
         let id = raw_id.as_ref().and_then(RequestId::from_value);
-        let invalid = |id: Option<RequestId>, why: &str| Unparseable {
-            id,
-            error: RpcError::new(INVALID_REQUEST, format!("Invalid Request: {why}")),
+        let invalid = |id: Option<RequestId>, why: &str| {
+            Box::new(Unparseable {
+                id,
+                error: RpcError::new(INVALID_REQUEST, format!("Invalid Request: {why}")),
+            })
         };
         if object.get("jsonrpc") != Some(&Value::String("2.0".into())) {
             return Err(invalid(id, "\"jsonrpc\" must be \"2.0\""));
@@ -182,16 +182,10 @@ impl Incoming {
                         outcome: Err(RpcError::from_value(&error)),
                     })
                 } else {
-                    Err(invalid(
-                        Some(id),
-                        "a message needs \"method\", \"result\" or \"error\"",
-                    ))
+                    Err(invalid(Some(id), "a message needs \"method\", \"result\" or \"error\""))
                 }
             }
-            (None, None) => Err(invalid(
-                None,
-                "a message needs \"method\", \"result\" or \"error\"",
-            )),
+            (None, None) => Err(invalid(None, "a message needs \"method\", \"result\" or \"error\"")),
         }
     }
 }

@@ -12,8 +12,7 @@ use serde::{Deserialize, Serialize};
 pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
 
 /// Every revision a client may negotiate, newest first.
-pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] =
-    ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// The version to answer `initialize` with: the client's if we speak it, else our latest.
 pub fn negotiate_version(requested: Option<&str>) -> &'static str {

@@ -39,18 +39,17 @@ pub async fn load_all(server: Arc<Server>, runtime: Arc<PluginRuntime>, dir: Pat
 /// Watches `dir` for as long as the process runs.
 pub fn watch(server: Arc<Server>, runtime: Arc<PluginRuntime>, dir: PathBuf) -> Result<()> {
     let (events, mut changed) = mpsc::unbounded_channel::<PathBuf>();
-    let mut watcher =
-        notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
-            // Our own reads show up as access events; only changes matter.
-            Ok(event) if changes_content(&event.kind) => {
-                for path in event.paths {
-                    let _ = events.send(path);
-                }
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
+        // Our own reads show up as access events; only changes matter.
+        Ok(event) if changes_content(&event.kind) => {
+            for path in event.paths {
+                let _ = events.send(path);
             }
-            Ok(_) => {}
-            Err(e) => tracing::warn!("plugins directory watch error: {e}"),
-        })
-        .context("cannot start watching the plugins directory")?;
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!("plugins directory watch error: {e}"),
+    })
+    .context("cannot start watching the plugins directory")?;
     watcher
         .watch(&dir, RecursiveMode::NonRecursive)
         .with_context(|| format!("cannot watch {}", dir.display()))?;

@@ -28,16 +28,13 @@ pub struct ClientCapabilities {
 impl ClientCapabilities {
     pub fn from_initialize(capabilities: &Value) -> Self {
         let elicitation = capabilities.get("elicitation").filter(|v| v.is_object());
-        let has = |outer: Option<&Value>, key: &str| {
-            outer.and_then(|o| o.get(key)).is_some_and(Value::is_object)
-        };
+        let has = |outer: Option<&Value>, key: &str| outer.and_then(|o| o.get(key)).is_some_and(Value::is_object);
         let sampling = capabilities.get("sampling").filter(|v| v.is_object());
         Self {
             sampling: sampling.is_some(),
             sampling_tools: has(sampling, "tools"),
             // An empty elicitation object means form mode, for older clients.
-            elicitation_form: elicitation
-                .is_some_and(|e| has(Some(e), "form") || !has(Some(e), "url")),
+            elicitation_form: elicitation.is_some_and(|e| has(Some(e), "form") || !has(Some(e), "url")),
             elicitation_url: has(elicitation, "url"),
             roots: capabilities.get("roots").is_some_and(Value::is_object),
         }
@@ -53,20 +50,17 @@ impl ClientCapabilities {
         match method {
             "sampling/createMessage" if !self.sampling => missing("sampling"),
             "sampling/createMessage"
-                if !self.sampling_tools
-                    && (params.get("tools").is_some() || params.get("toolChoice").is_some()) =>
+                if !self.sampling_tools && (params.get("tools").is_some() || params.get("toolChoice").is_some()) =>
             {
                 missing("sampling.tools")
             }
             "elicitation/create"
-                if params.get("mode").and_then(Value::as_str) == Some("url")
-                    && !self.elicitation_url =>
+                if params.get("mode").and_then(Value::as_str) == Some("url") && !self.elicitation_url =>
             {
                 missing("elicitation.url")
             }
             "elicitation/create"
-                if params.get("mode").and_then(Value::as_str) != Some("url")
-                    && !self.elicitation_form =>
+                if params.get("mode").and_then(Value::as_str) != Some("url") && !self.elicitation_form =>
             {
                 missing("elicitation (form mode)")
             }
@@ -125,12 +119,13 @@ impl Drop for PendingGuard<'_> {
 }
 
 impl Session {
-    /// Sends `method` to the client on behalf of request `related` and waits for the answer.
+    /// Sends `method` to the client on behalf of request `related` (if it is
+    /// still open) and waits for the answer.
     pub(super) async fn ask_client(
         &self,
         method: &'static str,
         params: Value,
-        related: &RequestId,
+        related: Option<&RequestId>,
     ) -> Result<Value, ClientRequestError> {
         let client = self.state.lock().unwrap().client.clone();
         client
@@ -139,20 +134,13 @@ impl Session {
         let number = self.client_requests.next_id.fetch_add(1, Ordering::Relaxed);
         let id = RequestId::from_value(&json!(number)).expect("an integer is a valid id");
         let (sender, receiver) = oneshot::channel();
-        self.client_requests
-            .waiting
-            .lock()
-            .unwrap()
-            .insert(id.clone(), sender);
+        self.client_requests.waiting.lock().unwrap().insert(id.clone(), sender);
         let mut guard = PendingGuard {
             session: self,
             id,
             answered: false,
         };
-        self.send(
-            jsonrpc::request(number, method, params),
-            Some(related.clone()),
-        );
+        self.send(jsonrpc::request(number, method, params), related.cloned());
         let timeout = self.server.config.client_request_timeout;
         let answer = tokio::time::timeout(timeout, receiver).await;
         guard.answered = answer.is_ok();
@@ -176,21 +164,15 @@ pub struct RequestLink {
 
 impl ClientLink for RequestLink {
     fn notify(&self, method: &str, params: Value) {
-        self.session
-            .notify(method, params, Some(self.request.clone()));
+        self.session.notify(method, params, Some(self.request.clone()));
     }
 
     fn log(&self, level: LogLevel, logger: &str, data: Value) {
-        self.session
-            .log(level, logger, data, Some(self.request.clone()));
+        self.session.log(level, logger, data, Some(self.request.clone()));
     }
 
-    fn request(
-        &self,
-        method: &'static str,
-        params: Value,
-    ) -> BoxFuture<'_, Result<Value, ClientRequestError>> {
-        Box::pin(self.session.ask_client(method, params, &self.request))
+    fn request(&self, method: &'static str, params: Value) -> BoxFuture<'_, Result<Value, ClientRequestError>> {
+        Box::pin(self.session.ask_client(method, params, Some(&self.request)))
     }
 
     fn resource_updated(&self, uri: &str) {

@@ -10,6 +10,7 @@ use super::client::{ClientCapabilities, RequestLink};
 use super::{Phase, Session};
 use crate::catalog::pagination::{self, ListKind};
 use crate::catalog::{Catalog, ToolEntry};
+use crate::plugins::bindings::tools::TaskSupport;
 use crate::plugins::bindings::{completion, types};
 use crate::plugins::{CallError, CallScope, wire};
 use crate::protocol::jsonrpc::INVALID_REQUEST;
@@ -18,13 +19,22 @@ use crate::protocol::{LogLevel, RequestId, RpcError, negotiate_version};
 /// Most completion values one answer may carry.
 const MAX_COMPLETION_VALUES: usize = 100;
 
-fn str_param<'a>(params: &'a Value, key: &str, method: &str) -> Result<&'a str, RpcError> {
-    params.get(key).and_then(Value::as_str).ok_or_else(|| {
-        RpcError::invalid_params(format!("{method} needs a string \"{key}\" in params"))
-    })
+pub(super) fn str_param<'a>(params: &'a Value, key: &str, method: &str) -> Result<&'a str, RpcError> {
+    params
+        .get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| RpcError::invalid_params(format!("{method} needs a string \"{key}\" in params")))
 }
 
-fn cursor(params: &Value) -> Result<Option<&str>, RpcError> {
+/// The request's progress token, if it gave a valid one (a string or an integer).
+fn progress_token(params: &Value) -> Option<Value> {
+    params
+        .pointer("/_meta/progressToken")
+        .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
+        .cloned()
+}
+
+pub(super) fn cursor(params: &Value) -> Result<Option<&str>, RpcError> {
     match params.get("cursor") {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(cursor)) => Ok(Some(cursor)),
@@ -32,7 +42,7 @@ fn cursor(params: &Value) -> Result<Option<&str>, RpcError> {
     }
 }
 
-fn page_result(key: &str, page: pagination::Page) -> Value {
+pub(super) fn page_result(key: &str, page: pagination::Page) -> Value {
     let mut result = json!({ key: page.items });
     if let Some(next) = page.next_cursor {
         result["nextCursor"] = json!(next);
@@ -61,21 +71,13 @@ fn server_info() -> Value {
 
 impl Session {
     /// Methods answered from session state alone, in the order they arrive.
-    pub(super) fn handle_inline(
-        &self,
-        method: &str,
-        params: &Value,
-    ) -> Option<Result<Value, RpcError>> {
+    pub(super) fn handle_inline(&self, method: &str, params: &Value) -> Option<Result<Value, RpcError>> {
         Some(match method {
             "initialize" => self.initialize(params),
             "ping" => Ok(json!({})),
             "logging/setLevel" => self.set_log_level(params),
             "resources/subscribe" => str_param(params, "uri", method).map(|uri| {
-                self.state
-                    .lock()
-                    .unwrap()
-                    .subscriptions
-                    .insert(uri.to_owned());
+                self.state.lock().unwrap().subscriptions.insert(uri.to_owned());
                 json!({})
             }),
             "resources/unsubscribe" => str_param(params, "uri", method).map(|uri| {
@@ -107,7 +109,7 @@ impl Session {
                 | "completion/complete"
         );
         if !known {
-            return Err(RpcError::method_not_found(method));
+            return self.dispatch_tasks(method, &params).await;
         }
         let catalog = self.server.loaded_catalog().await;
         let scope = || self.call_scope(id, &params, cancel.clone());
@@ -144,7 +146,21 @@ impl Session {
                 page_size,
             )
             .map(|page| page_result("resourceTemplates", page)),
-            "tools/call" => call_tool(&catalog, &params, scope()).await,
+            "tools/call" => {
+                let call = ToolCall::parse(catalog.clone(), &params)?;
+                match params.get("task") {
+                    Some(task) => self.start_task(call, task, progress_token(&params)),
+                    None => {
+                        if call.tool().task_support == TaskSupport::Required {
+                            return Err(RpcError::method_not_found(&format!(
+                                "tools/call of {} without a task: this tool must be called as a task (add \"task\": {{}} to params)",
+                                call.name
+                            )));
+                        }
+                        call.run(scope()).await
+                    }
+                }
+            }
             "resources/read" => read_resource(&catalog, &params, scope()).await,
             "prompts/get" => get_prompt(&catalog, &params, scope()).await,
             "completion/complete" => complete(&catalog, &params, scope()).await,
@@ -152,16 +168,8 @@ impl Session {
         }
     }
 
-    fn call_scope(
-        self: &Arc<Self>,
-        id: &RequestId,
-        params: &Value,
-        cancel: CancellationToken,
-    ) -> Arc<CallScope> {
-        let progress_token = params
-            .pointer("/_meta/progressToken")
-            .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
-            .cloned();
+    fn call_scope(self: &Arc<Self>, id: &RequestId, params: &Value, cancel: CancellationToken) -> Arc<CallScope> {
+        let progress_token = progress_token(params);
         let link = Arc::new(RequestLink {
             session: self.clone(),
             request: id.clone(),
@@ -179,8 +187,7 @@ impl Session {
         }
         let requested = str_param(params, "protocolVersion", "initialize")?;
         state.protocol_version = negotiate_version(Some(requested));
-        state.client =
-            ClientCapabilities::from_initialize(params.get("capabilities").unwrap_or(&Value::Null));
+        state.client = ClientCapabilities::from_initialize(params.get("capabilities").unwrap_or(&Value::Null));
         state.phase = Phase::Initialized;
         let client = params
             .pointer("/clientInfo/name")
@@ -200,6 +207,7 @@ impl Session {
                 "prompts": { "listChanged": true },
                 "logging": {},
                 "completions": {},
+                "tasks": { "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } },
             },
             "serverInfo": server_info(),
         }))
@@ -230,9 +238,7 @@ fn string_map(value: Option<&Value>, what: &str) -> Result<Vec<(String, String)>
             .iter()
             .map(|(k, v)| match v {
                 Value::String(s) => Ok((k.clone(), s.clone())),
-                _ => Err(RpcError::invalid_params(format!(
-                    "{what} \"{k}\" must be a string"
-                ))),
+                _ => Err(RpcError::invalid_params(format!("{what} \"{k}\" must be a string"))),
             })
             .collect(),
         Some(_) => Err(RpcError::invalid_params(format!(
@@ -241,45 +247,59 @@ fn string_map(value: Option<&Value>, what: &str) -> Result<Vec<(String, String)>
     }
 }
 
-async fn call_tool(
-    catalog: &Catalog,
-    params: &Value,
-    scope: Arc<CallScope>,
-) -> Result<Value, RpcError> {
-    let name = str_param(params, "name", "tools/call")?;
-    let Some(tool) = catalog.tools.get(name) else {
-        return Err(RpcError::invalid_params(format!(
-            "Unknown tool: {name}. Call tools/list for the tools available."
-        )));
-    };
-    let arguments = match params.get("arguments") {
-        None | Some(Value::Null) => Value::Object(Map::new()),
-        Some(args @ Value::Object(_)) => args.clone(),
-        Some(_) => {
-            return Err(RpcError::invalid_params(
-                "tools/call \"arguments\" must be an object",
-            ));
+/// A tools/call whose tool exists and whose arguments are an object.
+pub(super) struct ToolCall {
+    catalog: Arc<Catalog>,
+    pub name: String,
+    arguments: Value,
+}
+
+impl ToolCall {
+    pub fn parse(catalog: Arc<Catalog>, params: &Value) -> Result<Self, RpcError> {
+        let name = str_param(params, "name", "tools/call")?.to_owned();
+        if !catalog.tools.contains_key(&name) {
+            return Err(RpcError::invalid_params(format!(
+                "Unknown tool: {name}. Call tools/list for the tools available."
+            )));
         }
-    };
-    if let Some(problem) = input_problem(tool, &arguments) {
-        return Ok(tool_error(format!(
-            "Invalid arguments for tool {name}: {problem}"
-        )));
+        let arguments = match params.get("arguments") {
+            None | Some(Value::Null) => Value::Object(Map::new()),
+            Some(args @ Value::Object(_)) => args.clone(),
+            Some(_) => return Err(RpcError::invalid_params("tools/call \"arguments\" must be an object")),
+        };
+        Ok(Self {
+            catalog,
+            name,
+            arguments,
+        })
     }
-    let max_output = tool.plugin.limits.max_output_bytes;
-    match tool
-        .plugin
-        .call_tool(scope, &tool.own_name, &arguments.to_string())
-        .await
-    {
-        Ok(result) => Ok(render_tool_result(tool, name, result, max_output)),
-        Err(CallError::Plugin(types::Error::NotFound(_))) => {
-            Err(RpcError::invalid_params(format!("Unknown tool: {name}")))
+
+    pub fn tool(&self) -> &ToolEntry {
+        &self.catalog.tools[&self.name]
+    }
+
+    /// Runs the call: arguments checked against the input schema first, then
+    /// the plugin; everything that goes wrong in the tool is an isError result.
+    pub async fn run(&self, scope: Arc<CallScope>) -> Result<Value, RpcError> {
+        let (tool, name) = (self.tool(), &self.name);
+        if let Some(problem) = input_problem(tool, &self.arguments) {
+            return Ok(tool_error(format!("Invalid arguments for tool {name}: {problem}")));
         }
-        Err(CallError::Unsupported(what)) => Err(RpcError::internal(format!(
-            "the plugin serving {name} does not export {what}"
-        ))),
-        Err(error) => Ok(tool_error(format!("Tool {name} failed: {error}"))),
+        let max_output = tool.plugin.tool_limits(&tool.own_name).max_output_bytes;
+        match tool
+            .plugin
+            .call_tool(scope, &tool.own_name, &self.arguments.to_string())
+            .await
+        {
+            Ok(result) => Ok(render_tool_result(tool, name, result, max_output)),
+            Err(CallError::Plugin(types::Error::NotFound(_))) => {
+                Err(RpcError::invalid_params(format!("Unknown tool: {name}")))
+            }
+            Err(CallError::Unsupported(what)) => Err(RpcError::internal(format!(
+                "the plugin serving {name} does not export {what}"
+            ))),
+            Err(error) => Ok(tool_error(format!("Tool {name} failed: {error}"))),
+        }
     }
 }
 
@@ -366,22 +386,15 @@ fn render_tool_result(
     rendered
 }
 
-async fn read_resource(
-    catalog: &Catalog,
-    params: &Value,
-    scope: Arc<CallScope>,
-) -> Result<Value, RpcError> {
+async fn read_resource(catalog: &Catalog, params: &Value, scope: Arc<CallScope>) -> Result<Value, RpcError> {
     let uri = str_param(params, "uri", "resources/read")?;
     let Some(plugin) = catalog.resource_owner(uri) else {
         return Err(RpcError::resource_not_found(uri));
     };
-    let contents = plugin
-        .read_resource(scope, uri)
-        .await
-        .map_err(|e| match e {
-            CallError::Plugin(types::Error::NotFound(_)) => RpcError::resource_not_found(uri),
-            other => request_error(other),
-        })?;
+    let contents = plugin.read_resource(scope, uri).await.map_err(|e| match e {
+        CallError::Plugin(types::Error::NotFound(_)) => RpcError::resource_not_found(uri),
+        other => request_error(other),
+    })?;
     let contents = contents
         .into_iter()
         .map(wire::resource_contents)
@@ -390,11 +403,7 @@ async fn read_resource(
     Ok(json!({ "contents": contents }))
 }
 
-async fn get_prompt(
-    catalog: &Catalog,
-    params: &Value,
-    scope: Arc<CallScope>,
-) -> Result<Value, RpcError> {
+async fn get_prompt(catalog: &Catalog, params: &Value, scope: Arc<CallScope>) -> Result<Value, RpcError> {
     let name = str_param(params, "name", "prompts/get")?;
     let Some(prompt) = catalog.prompts.get(name) else {
         return Err(RpcError::invalid_params(format!(
@@ -416,19 +425,13 @@ async fn get_prompt(
         .get_prompt(scope, &prompt.own_name, &arguments)
         .await
         .map_err(|e| match e {
-            CallError::Plugin(types::Error::NotFound(_)) => {
-                RpcError::invalid_params(format!("Unknown prompt: {name}"))
-            }
+            CallError::Plugin(types::Error::NotFound(_)) => RpcError::invalid_params(format!("Unknown prompt: {name}")),
             other => request_error(other),
         })?;
     wire::prompt_result(result).map_err(RpcError::internal)
 }
 
-async fn complete(
-    catalog: &Catalog,
-    params: &Value,
-    scope: Arc<CallScope>,
-) -> Result<Value, RpcError> {
+async fn complete(catalog: &Catalog, params: &Value, scope: Arc<CallScope>) -> Result<Value, RpcError> {
     let reference = params
         .get("ref")
         .ok_or_else(|| RpcError::invalid_params("completion/complete needs \"ref\""))?;
@@ -439,16 +442,14 @@ async fn complete(
                 .prompts
                 .get(name)
                 .ok_or_else(|| RpcError::invalid_params(format!("Unknown prompt: {name}")))?;
-            (
-                &prompt.plugin,
-                completion::Reference::Prompt(prompt.own_name.clone()),
-            )
+            (&prompt.plugin, completion::Reference::Prompt(prompt.own_name.clone()))
         }
         Some("ref/resource") => {
             let uri = str_param(reference, "uri", "ref/resource")?;
-            let template = catalog.templates.get(uri).ok_or_else(|| {
-                RpcError::invalid_params(format!("Unknown resource template: {uri}"))
-            })?;
+            let template = catalog
+                .templates
+                .get(uri)
+                .ok_or_else(|| RpcError::invalid_params(format!("Unknown resource template: {uri}")))?;
             (
                 &template.plugin,
                 completion::Reference::ResourceTemplate(uri.to_owned()),
@@ -472,15 +473,10 @@ async fn complete(
     if !plugin.has_completion() {
         return Ok(json!({ "completion": { "values": [], "total": 0, "hasMore": false } }));
     }
-    let mut completions = plugin
-        .complete(scope, &request)
-        .await
-        .map_err(request_error)?;
+    let mut completions = plugin.complete(scope, &request).await.map_err(request_error)?;
     let offered = completions.values.len();
     completions.values.truncate(MAX_COMPLETION_VALUES);
-    let total = completions
-        .total
-        .map_or(offered, |t| (t as usize).max(offered));
+    let total = completions.total.map_or(offered, |t| (t as usize).max(offered));
     Ok(json!({
         "completion": {
             "values": completions.values,

@@ -8,6 +8,7 @@
 mod client;
 mod methods;
 mod server;
+mod tasks;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -22,6 +23,7 @@ pub use server::{Server, ServerConfig};
 
 use crate::protocol::jsonrpc::{self, INVALID_REQUEST};
 use crate::protocol::{Incoming, LogLevel, RequestId, RpcError};
+use crate::tasks::{TaskSettings, TaskStore};
 use client::{ClientCapabilities, PendingClientRequests};
 
 /// A message for the client, and the client request it belongs to (if any),
@@ -55,7 +57,8 @@ pub struct Session {
     outbox: Outbox,
     state: Mutex<State>,
     in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
-    tasks: TaskTracker,
+    running: TaskTracker,
+    task_store: TaskStore,
     client_requests: PendingClientRequests,
 }
 
@@ -72,7 +75,8 @@ impl Session {
                 subscriptions: HashSet::new(),
             }),
             in_flight: Mutex::new(HashMap::new()),
-            tasks: TaskTracker::new(),
+            running: TaskTracker::new(),
+            task_store: TaskStore::new(TaskSettings::default()),
             client_requests: PendingClientRequests::default(),
         });
         server.register(&session);
@@ -110,12 +114,9 @@ impl Session {
             return self.respond(&id, outcome);
         }
         let token = CancellationToken::new();
-        self.in_flight
-            .lock()
-            .unwrap()
-            .insert(id.clone(), token.clone());
+        self.in_flight.lock().unwrap().insert(id.clone(), token.clone());
         let session = self.clone();
-        self.tasks.spawn(async move {
+        self.running.spawn(async move {
             let outcome = tokio::select! {
                 outcome = session.dispatch(&id, &method, params, token.clone()) => Some(outcome),
                 _ = token.cancelled() => None,
@@ -171,13 +172,7 @@ impl Session {
     }
 
     fn subscriptions(&self) -> Vec<String> {
-        self.state
-            .lock()
-            .unwrap()
-            .subscriptions
-            .iter()
-            .cloned()
-            .collect()
+        self.state.lock().unwrap().subscriptions.iter().cloned().collect()
     }
 
     fn is_initialized(&self) -> bool {
@@ -185,13 +180,7 @@ impl Session {
     }
 
     /// Sends notifications/message if the session's level lets it through.
-    pub fn log(
-        &self,
-        level: LogLevel,
-        logger: &str,
-        data: Value,
-        related_request: Option<RequestId>,
-    ) {
+    pub fn log(&self, level: LogLevel, logger: &str, data: Value, related_request: Option<RequestId>) {
         let state = self.state.lock().unwrap();
         if state.phase == Phase::Initialized && level >= state.log_level {
             drop(state);
@@ -200,17 +189,15 @@ impl Session {
         }
     }
 
-    /// Waits up to `grace` for requests in flight to finish, then cancels the rest.
+    /// Waits up to `grace` for requests and tasks in flight to finish, then cancels the rest.
     pub async fn close(&self, grace: Duration) {
-        self.tasks.close();
-        if tokio::time::timeout(grace, self.tasks.wait())
-            .await
-            .is_err()
-        {
+        self.running.close();
+        if tokio::time::timeout(grace, self.running.wait()).await.is_err() {
             for token in self.in_flight.lock().unwrap().values() {
                 token.cancel();
             }
-            self.tasks.wait().await;
+            self.task_store.cancel_all();
+            self.running.wait().await;
         }
     }
 }

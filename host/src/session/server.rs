@@ -81,8 +81,7 @@ impl Server {
     /// startup wait is over).
     pub async fn loaded_catalog(&self) -> Arc<Catalog> {
         let mut started = self.started.subscribe();
-        let waited =
-            tokio::time::timeout(self.config.startup_wait, started.wait_for(|done| *done)).await;
+        let waited = tokio::time::timeout(self.config.startup_wait, started.wait_for(|done| *done)).await;
         if waited.is_err() {
             self.served_before_start.store(true, Ordering::Relaxed);
         }
@@ -135,14 +134,9 @@ impl Server {
             }
             if let Some(plugin) = replaced_plugin {
                 for uri in session.subscriptions() {
-                    let served_by =
-                        |c: &Catalog| c.resource_owner(&uri).is_some_and(|p| &*p.name == plugin);
+                    let served_by = |c: &Catalog| c.resource_owner(&uri).is_some_and(|p| &*p.name == plugin);
                     if served_by(old) || served_by(new) {
-                        session.notify(
-                            "notifications/resources/updated",
-                            json!({ "uri": uri }),
-                            None,
-                        );
+                        session.notify("notifications/resources/updated", json!({ "uri": uri }), None);
                     }
                 }
             }
@@ -163,33 +157,20 @@ impl Server {
     }
 
     fn live_sessions(&self) -> Vec<Arc<Session>> {
-        self.sessions
-            .lock()
-            .unwrap()
-            .iter()
-            .filter_map(Weak::upgrade)
-            .collect()
+        self.sessions.lock().unwrap().iter().filter_map(Weak::upgrade).collect()
     }
 
     /// A plugin announced a change: tell every session subscribed to `uri`.
     pub fn resource_updated(&self, uri: &str) {
         for session in self.live_sessions() {
             if session.is_subscribed(uri) {
-                session.notify(
-                    "notifications/resources/updated",
-                    json!({ "uri": uri }),
-                    None,
-                );
+                session.notify("notifications/resources/updated", json!({ "uri": uri }), None);
             }
         }
     }
 }
 
-fn listings_differ<E>(
-    old: &BTreeMap<String, E>,
-    new: &BTreeMap<String, E>,
-    listed: impl Fn(&E) -> &Value,
-) -> bool {
+fn listings_differ<E>(old: &BTreeMap<String, E>, new: &BTreeMap<String, E>, listed: impl Fn(&E) -> &Value) -> bool {
     old.len() != new.len()
         || old
             .iter()

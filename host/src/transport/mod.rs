@@ -1,3 +1,4 @@
 //! Transports: they only move messages between a client and a session.
 
+pub mod http;
 pub mod stdio;

@@ -1,0 +1,107 @@
+//! Host-wide settings: built-in defaults, overridden by a config file
+//! (`--config FILE`), overridden by command-line flags.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+
+use crate::manifest::LimitSettings;
+use crate::plugins::Limits;
+use crate::session::ServerConfig;
+
+/// What a config file can say. Every key is optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// Default limits of every plugin call (a manifest can override them);
+    /// `max_concurrent_calls` here is per plugin.
+    #[serde(default)]
+    pub limits: LimitSettings,
+    #[serde(default)]
+    pub server: ServerSettings,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSettings {
+    pub page_size: Option<usize>,
+    pub client_timeout_secs: Option<f64>,
+    /// Plugin calls running at once across all plugins.
+    pub max_concurrent_calls: Option<u32>,
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl ConfigFile {
+    pub fn load(path: &Path) -> Result<Self> {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
+        toml::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("invalid config file {}: {}", path.display(), e.to_string().trim_end()))
+    }
+}
+
+/// The settings the host runs with, all sources merged.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub limits: Limits,
+    pub max_calls_per_plugin: u32,
+    pub max_calls: u32,
+    pub server: ServerConfig,
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl Settings {
+    /// Merges `file` and then `flags` (both layered as [`ConfigFile`]) over the defaults.
+    pub fn resolve(file: &ConfigFile, flags: &ConfigFile) -> Result<Self> {
+        let defaults = Limits::default();
+        let limits = flags
+            .limits
+            .apply(&file.limits.apply(&defaults, "config [limits]")?, "flags")?;
+        let pick = |flag: Option<u32>, file: Option<u32>, default: u32, what: &str| -> Result<u32> {
+            let value = flag.or(file).unwrap_or(default);
+            if value == 0 {
+                bail!("{what} must be at least 1");
+            }
+            Ok(value)
+        };
+        let client_timeout = flags
+            .server
+            .client_timeout_secs
+            .or(file.server.client_timeout_secs)
+            .unwrap_or(300.0);
+        if !(client_timeout.is_finite() && client_timeout > 0.0) {
+            bail!("client timeout must be a positive number of seconds");
+        }
+        let page_size = flags
+            .server
+            .page_size
+            .or(file.server.page_size)
+            .unwrap_or(ServerConfig::default().page_size);
+        if page_size == 0 {
+            bail!("page size must be at least 1");
+        }
+        Ok(Self {
+            limits,
+            max_calls_per_plugin: pick(
+                flags.limits.max_concurrent_calls,
+                file.limits.max_concurrent_calls,
+                16,
+                "max_concurrent_calls per plugin",
+            )?,
+            max_calls: pick(
+                flags.server.max_concurrent_calls,
+                file.server.max_concurrent_calls,
+                64,
+                "max_concurrent_calls overall",
+            )?,
+            server: ServerConfig {
+                page_size,
+                client_request_timeout: Duration::from_secs_f64(client_timeout),
+                ..ServerConfig::default()
+            },
+            cache_dir: flags.server.cache_dir.clone().or_else(|| file.server.cache_dir.clone()),
+        })
+    }
+}

@@ -1,0 +1,287 @@
+//! The plugin manifest, `NAME.toml` beside `NAME.wasm`: what the operator
+//! grants the plugin (directories, environment), the limits its calls
+//! run under, and how its names are exposed. No manifest grants nothing.
+//!
+//! Parsing is strict: an unknown key or an invalid value is an error that
+//! names the key and the file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+
+use crate::plugins::Limits;
+
+/// Limit settings, as written in a manifest or the host's config file.
+/// Absent keys inherit.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LimitSettings {
+    /// Instructions (fuel) one call may execute.
+    pub fuel: Option<u64>,
+    /// Wall-clock seconds one call may run (time waiting on the client is not counted).
+    pub timeout_secs: Option<f64>,
+    /// MiB one call's linear memory may grow to.
+    pub memory_mib: Option<usize>,
+    /// KiB of serialized output one call may return.
+    pub max_output_kib: Option<usize>,
+    /// Calls of the plugin running at once; more wait their turn (plugin-wide only).
+    pub max_concurrent_calls: Option<u32>,
+}
+
+impl LimitSettings {
+    /// `base` with these settings applied; `origin` names where they come from in errors.
+    pub fn apply(&self, base: &Limits, origin: &str) -> Result<Limits> {
+        let mut limits = base.clone();
+        if let Some(fuel) = self.fuel {
+            if fuel == 0 {
+                bail!("{origin}: fuel must be greater than 0");
+            }
+            limits.fuel = fuel;
+        }
+        if let Some(secs) = self.timeout_secs {
+            if !(secs.is_finite() && secs > 0.0) {
+                bail!("{origin}: timeout_secs must be a positive number of seconds");
+            }
+            limits.deadline = Duration::from_secs_f64(secs);
+        }
+        if let Some(mib) = self.memory_mib {
+            if mib == 0 || mib > crate::plugins::MAX_MEMORY_MIB {
+                bail!(
+                    "{origin}: memory_mib must be between 1 and {}",
+                    crate::plugins::MAX_MEMORY_MIB
+                );
+            }
+            limits.memory_bytes = mib << 20;
+        }
+        if let Some(kib) = self.max_output_kib {
+            if kib == 0 {
+                bail!("{origin}: max_output_kib must be greater than 0");
+            }
+            limits.max_output_bytes = kib << 10;
+        }
+        Ok(limits)
+    }
+}
+
+/// Whether a tool may, or must, be called as a task.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskSupportSetting {
+    Forbidden,
+    Optional,
+    Required,
+}
+
+/// Settings for one tool, by the plugin's own tool name.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSettings {
+    /// Overrides the task support the plugin declares.
+    pub task_support: Option<TaskSupportSetting>,
+    /// Limits for calls of this tool, over the plugin's.
+    #[serde(default)]
+    pub limits: LimitSettings,
+}
+
+/// A host directory the plugin may see.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DirectoryGrant {
+    /// The host path; relative paths are relative to the manifest's folder.
+    pub host: PathBuf,
+    /// Where the plugin sees it, e.g. "/docs".
+    pub guest: String,
+    /// Whether the plugin may create, change and delete files in it.
+    #[serde(default)]
+    pub writable: bool,
+}
+
+/// An environment variable's value: literal, or copied from the host's environment.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum EnvValue {
+    Literal(String),
+    FromHost { from_host: String },
+}
+
+/// Everything `NAME.toml` can say.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// Exposes every tool and prompt of the plugin as `<prefix>_<name>`.
+    pub prefix: Option<String>,
+    /// Limits for every call of this plugin.
+    #[serde(default)]
+    pub limits: LimitSettings,
+    /// Per-tool settings, by the plugin's own tool name.
+    #[serde(default)]
+    pub tools: BTreeMap<String, ToolSettings>,
+    /// Host directories the plugin may read (and write, where `writable`).
+    #[serde(default)]
+    pub directories: Vec<DirectoryGrant>,
+    /// Environment variables the plugin sees.
+    #[serde(default)]
+    pub env: BTreeMap<String, EnvValue>,
+}
+
+impl Manifest {
+    /// Reads the manifest beside `wasm` (`NAME.toml`); none means no grants.
+    pub fn for_plugin(wasm: &Path) -> Result<(Manifest, Option<PathBuf>)> {
+        let path = wasm.with_extension("toml");
+        if !path.exists() {
+            return Ok((Manifest::default(), None));
+        }
+        let manifest = Manifest::load(&path)?;
+        Ok((manifest, Some(path)))
+    }
+
+    pub fn load(path: &Path) -> Result<Manifest> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read manifest {}", path.display()))?;
+        let mut manifest: Manifest = toml::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("invalid manifest {}: {}", path.display(), e.to_string().trim_end()))?;
+        manifest.validate(path)?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        for dir in &mut manifest.directories {
+            if dir.host.is_relative() {
+                dir.host = base.join(&dir.host);
+            }
+        }
+        Ok(manifest)
+    }
+
+    fn validate(&self, path: &Path) -> Result<()> {
+        let file = path.display();
+        if let Some(prefix) = &self.prefix
+            && (prefix.is_empty()
+                || !prefix
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+        {
+            bail!("invalid manifest {file}: prefix {prefix:?} may only contain letters, digits, '_', '-' and '.'");
+        }
+        if self.limits.max_concurrent_calls == Some(0) {
+            bail!("invalid manifest {file}: limits.max_concurrent_calls must be at least 1");
+        }
+        if let Some((tool, _)) = self.tools.iter().find(|(_, t)| t.limits.max_concurrent_calls.is_some()) {
+            bail!(
+                "invalid manifest {file}: tools.{tool}.limits.max_concurrent_calls: set max_concurrent_calls for the whole plugin, in [limits]"
+            );
+        }
+        for dir in &self.directories {
+            if !dir.guest.starts_with('/') {
+                bail!(
+                    "invalid manifest {file}: directories.guest {:?} must be an absolute guest path such as \"/data\"",
+                    dir.guest
+                );
+            }
+        }
+        for (name, value) in &self.env {
+            if name.is_empty() || name.contains('=') {
+                bail!("invalid manifest {file}: env key {name:?} is not a valid variable name");
+            }
+            if let EnvValue::FromHost { from_host } = value
+                && from_host.is_empty()
+            {
+                bail!("invalid manifest {file}: env.{name}.from_host must name a host variable");
+            }
+        }
+        Ok(())
+    }
+
+    /// The limits of every call of this plugin, over the host's defaults.
+    pub fn plugin_limits(&self, defaults: &Limits) -> Result<Limits> {
+        self.limits.apply(defaults, "[limits]")
+    }
+
+    /// The limits of calls to `tool`, over the plugin's.
+    pub fn tool_limits(&self, tool: &str, plugin: &Limits) -> Result<Limits> {
+        match self.tools.get(tool) {
+            Some(settings) => settings.limits.apply(plugin, &format!("[tools.{tool}.limits]")),
+            None => Ok(plugin.clone()),
+        }
+    }
+
+    /// The environment the plugin sees, resolved now from literals and the host.
+    pub fn resolved_env(&self) -> Vec<(String, String)> {
+        self.env
+            .iter()
+            .filter_map(|(name, value)| match value {
+                EnvValue::Literal(v) => Some((name.clone(), v.clone())),
+                EnvValue::FromHost { from_host } => match std::env::var(from_host) {
+                    Ok(v) => Some((name.clone(), v)),
+                    Err(_) => {
+                        tracing::warn!(variable = %from_host, "env.{name} takes its value from a host variable that is not set; leaving it out");
+                        None
+                    }
+                },
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Manifest> {
+        let dir = std::env::temp_dir().join(format!("wasm-mcp-manifest-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("p{}.toml", text.len()));
+        std::fs::write(&path, text).unwrap();
+        Manifest::load(&path)
+    }
+
+    #[test]
+    fn a_full_manifest_parses() {
+        let m = parse(
+            r#"
+            prefix = "docs"
+            [limits]
+            fuel = 1000
+            timeout_secs = 2.5
+            memory_mib = 64
+            max_concurrent_calls = 2
+            [tools.slow]
+            task_support = "required"
+            limits = { timeout_secs = 600 }
+            [[directories]]
+            host = "data"
+            guest = "/data"
+            [env]
+            LANG = "C"
+            TOKEN = { from_host = "HOME" }
+            "#,
+        )
+        .unwrap();
+        assert_eq!(m.prefix.as_deref(), Some("docs"));
+        assert_eq!(m.tools["slow"].task_support, Some(TaskSupportSetting::Required));
+        assert!(m.directories[0].host.is_absolute());
+        let limits = m.plugin_limits(&Limits::default()).unwrap();
+        assert_eq!(limits.fuel, 1000);
+        assert_eq!(limits.memory_bytes, 64 << 20);
+        assert_eq!(
+            m.tool_limits("slow", &limits).unwrap().deadline,
+            Duration::from_secs(600)
+        );
+        assert_eq!(m.tool_limits("slow", &limits).unwrap().fuel, 1000);
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_name_the_key() {
+        let err = parse("[limits]\nfuell = 3\n").unwrap_err().to_string();
+        assert!(err.contains("fuell") && err.contains(".toml"), "{err}");
+        let err = parse("[[directories]]\nhost = \"/x\"\nguest = \"rel\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("guest"), "{err}");
+        let err = parse("[limits]\ntimeout_secs = -1\n")
+            .unwrap()
+            .plugin_limits(&Limits::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("timeout_secs"), "{err}");
+    }
+}

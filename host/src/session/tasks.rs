@@ -1,0 +1,167 @@
+//! The session's side of MCP tasks: starting a task-augmented tools/call in
+//! the background, tasks/get, tasks/result, tasks/list and tasks/cancel, and
+//! notifications/tasks/status on every change.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::Session;
+use super::methods::{ToolCall, cursor, page_result, str_param};
+use crate::catalog::pagination::{self, ListKind};
+use crate::plugins::bindings::tools::TaskSupport;
+use crate::plugins::scope::BoxFuture;
+use crate::plugins::{CallScope, ClientLink, ClientRequestError};
+use crate::protocol::{LogLevel, RpcError};
+use crate::tasks::{RELATED_TASK, Status, Task};
+
+/// The status message of a task waiting for a free slot.
+const QUEUED: &str = "queued: waiting for a free slot to run";
+
+impl Session {
+    /// Starts `call` as a task and answers at once with CreateTaskResult.
+    pub(super) fn start_task(
+        self: &Arc<Self>,
+        call: ToolCall,
+        task_params: &Value,
+        progress_token: Option<Value>,
+    ) -> Result<Value, RpcError> {
+        if call.tool().task_support == TaskSupport::Forbidden {
+            return Err(RpcError::method_not_found(&format!(
+                "tools/call of {} as a task: this tool does not support tasks (call it without \"task\")",
+                call.name
+            )));
+        }
+        let ttl = match task_params.get("ttl") {
+            None | Some(Value::Null) => None,
+            Some(ttl) => Some(ttl.as_u64().ok_or_else(|| {
+                RpcError::invalid_params("\"task.ttl\" must be a non-negative integer of milliseconds")
+            })?),
+        };
+        let task = self.task_store.create(ttl)?;
+        let link = Arc::new(TaskLink {
+            session: self.clone(),
+            task: task.clone(),
+        });
+        let scope = Arc::new(CallScope::new(link, progress_token, task.cancel.clone()));
+        let session = self.clone();
+        let running = task.clone();
+        self.running.spawn(async move {
+            let outcome = tokio::select! {
+                outcome = call.run(scope) => Some(outcome),
+                _ = running.cancel.cancelled() => None,
+            };
+            let ended = match outcome {
+                Some(Ok(result)) if result.get("isError") == Some(&json!(true)) => {
+                    let message = result
+                        .pointer("/content/0/text")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned);
+                    running.finish(Status::Failed, message, Some(Ok(result)))
+                }
+                Some(Ok(result)) => running.finish(Status::Completed, None, Some(Ok(result))),
+                Some(Err(error)) => running.finish(Status::Failed, Some(error.message.clone()), Some(Err(error))),
+                None => running.finish(Status::Cancelled, Some("cancelled".into()), None),
+            };
+            if ended {
+                session.announce_task(&running);
+            }
+        });
+        Ok(json!({ "task": task.to_json() }))
+    }
+
+    /// tasks/get, tasks/result, tasks/list and tasks/cancel.
+    pub(super) async fn dispatch_tasks(&self, method: &str, params: &Value) -> Result<Value, RpcError> {
+        match method {
+            "tasks/get" => Ok(self.task_store.get(str_param(params, "taskId", method)?)?.to_json()),
+            "tasks/result" => {
+                self.task_store
+                    .get(str_param(params, "taskId", method)?)?
+                    .outcome()
+                    .await
+            }
+            "tasks/list" => {
+                let tasks: BTreeMap<String, Value> = self
+                    .task_store
+                    .list()
+                    .into_iter()
+                    .map(|task| (task.list_key(), task.to_json()))
+                    .collect();
+                let page = pagination::page(
+                    ListKind::Tasks,
+                    &tasks,
+                    |t| t,
+                    cursor(params)?,
+                    self.server.config.page_size,
+                )?;
+                Ok(page_result("tasks", page))
+            }
+            "tasks/cancel" => {
+                let task = self.task_store.get(str_param(params, "taskId", method)?)?;
+                if !task.finish(Status::Cancelled, Some("cancelled by the client".into()), None) {
+                    return Err(RpcError::invalid_params(format!(
+                        "Task {} has already ended ({}); only working or input_required tasks can be cancelled",
+                        task.id,
+                        task.to_json()["status"].as_str().unwrap_or_default()
+                    )));
+                }
+                task.cancel.cancel();
+                self.announce_task(&task);
+                Ok(task.to_json())
+            }
+            _ => Err(RpcError::method_not_found(method)),
+        }
+    }
+
+    fn announce_task(&self, task: &Task) {
+        self.notify("notifications/tasks/status", task.to_json(), None);
+    }
+}
+
+/// A session as seen by the plugin call a task runs: no request is open any
+/// more, so messages go out unrelated to one, requests to the client say
+/// which task they serve, and the task shows input_required while it waits.
+struct TaskLink {
+    session: Arc<Session>,
+    task: Arc<Task>,
+}
+
+impl TaskLink {
+    fn set_status(&self, status: Status, message: Option<&str>) {
+        if self.task.set_status(status, message.map(str::to_owned)) {
+            self.session.announce_task(&self.task);
+        }
+    }
+}
+
+impl ClientLink for TaskLink {
+    fn notify(&self, method: &str, params: Value) {
+        self.session.notify(method, params, None);
+    }
+
+    fn log(&self, level: LogLevel, logger: &str, data: Value) {
+        self.session.log(level, logger, data, None);
+    }
+
+    fn request(&self, method: &'static str, mut params: Value) -> BoxFuture<'_, Result<Value, ClientRequestError>> {
+        params["_meta"][RELATED_TASK] = json!({ "taskId": self.task.id });
+        Box::pin(async move {
+            self.set_status(
+                Status::InputRequired,
+                Some(&format!("waiting for the client to answer {method}")),
+            );
+            let answer = self.session.ask_client(method, params, None).await;
+            self.set_status(Status::Working, None);
+            answer
+        })
+    }
+
+    fn resource_updated(&self, uri: &str) {
+        self.session.server.resource_updated(uri);
+    }
+
+    fn queued(&self, waiting: bool) {
+        self.set_status(Status::Working, waiting.then_some(QUEUED));
+    }
+}

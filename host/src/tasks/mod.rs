@@ -1,0 +1,313 @@
+//! MCP tasks (2025-11-25): tool calls that run in the background while the
+//! client polls, waits on, lists or cancels them.
+//!
+//! Each session has its own store, so a task is visible only to the session
+//! that created it. A task keeps its status, its result once it has one, and
+//! its expiry: past its ttl it is purged with its result, so memory stays
+//! bounded however many tasks a client starts.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::{Value, json};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::RpcError;
+
+/// The key under `_meta` that ties a message to a task.
+pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+
+/// Retention and polling settings.
+#[derive(Debug, Clone)]
+pub struct TaskSettings {
+    /// Retention when the client asks for none.
+    pub default_ttl: Duration,
+    /// The longest retention a client may ask for.
+    pub max_ttl: Duration,
+    /// How often clients are advised to poll.
+    pub poll_interval: Duration,
+    /// Tasks one session may hold at once (finished ones count until purged).
+    pub max_tasks: usize,
+}
+
+impl Default for TaskSettings {
+    fn default() -> Self {
+        Self {
+            default_ttl: Duration::from_secs(3600),
+            max_ttl: Duration::from_secs(24 * 3600),
+            poll_interval: Duration::from_millis(500),
+            max_tasks: 1000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Working,
+    InputRequired,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+impl Status {
+    fn as_str(self) -> &'static str {
+        match self {
+            Status::Working => "working",
+            Status::InputRequired => "input_required",
+            Status::Completed => "completed",
+            Status::Failed => "failed",
+            Status::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Status::Completed | Status::Failed | Status::Cancelled)
+    }
+}
+
+struct State {
+    status: Status,
+    message: Option<String>,
+    updated_at: SystemTime,
+    outcome: Option<Result<Value, RpcError>>,
+}
+
+/// One task: its identity, state, and the token that stops its call.
+pub struct Task {
+    pub id: String,
+    created_at: SystemTime,
+    ttl: Duration,
+    expires_at: Instant,
+    poll_interval: Duration,
+    pub cancel: CancellationToken,
+    state: Mutex<State>,
+    finished: watch::Sender<bool>,
+}
+
+impl Task {
+    /// The Task object of the protocol.
+    pub fn to_json(&self) -> Value {
+        let state = self.state.lock().unwrap();
+        let mut task = json!({
+            "taskId": self.id,
+            "status": state.status.as_str(),
+            "createdAt": timestamp(self.created_at),
+            "lastUpdatedAt": timestamp(state.updated_at),
+            "ttl": self.ttl.as_millis() as u64,
+            "pollInterval": self.poll_interval.as_millis() as u64,
+        });
+        if let Some(message) = &state.message {
+            task["statusMessage"] = json!(message);
+        }
+        task
+    }
+
+    /// Orders tasks by creation, stably, for paging through tasks/list.
+    pub fn list_key(&self) -> String {
+        let nanos = self
+            .created_at
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos();
+        format!("{nanos:024}-{}", self.id)
+    }
+
+    pub fn status(&self) -> Status {
+        self.state.lock().unwrap().status
+    }
+
+    /// Moves to `status` unless the task already ended; returns whether it moved.
+    pub fn set_status(&self, status: Status, message: Option<String>) -> bool {
+        let mut state = self.state.lock().unwrap();
+        if state.status.is_terminal() || (state.status == status && state.message == message) {
+            return false;
+        }
+        state.status = status;
+        state.message = message;
+        state.updated_at = SystemTime::now();
+        true
+    }
+
+    /// Records the call's outcome and ends the task; returns whether it ended now.
+    /// `outcome` is `None` for a cancelled task, which has no result.
+    pub fn finish(&self, status: Status, message: Option<String>, outcome: Option<Result<Value, RpcError>>) -> bool {
+        let mut state = self.state.lock().unwrap();
+        if state.status.is_terminal() {
+            return false;
+        }
+        state.status = status;
+        state.message = message;
+        state.updated_at = SystemTime::now();
+        state.outcome = outcome;
+        drop(state);
+        self.finished.send_replace(true);
+        true
+    }
+
+    /// Waits until the task has ended, then gives what the original request
+    /// would have returned, tagged with the task.
+    pub async fn outcome(&self) -> Result<Value, RpcError> {
+        let mut finished = self.finished.subscribe();
+        let _ = finished.wait_for(|done| *done).await;
+        let state = self.state.lock().unwrap();
+        match &state.outcome {
+            Some(Ok(result)) => {
+                let mut result = result.clone();
+                result["_meta"][RELATED_TASK] = json!({ "taskId": self.id });
+                Ok(result)
+            }
+            Some(Err(error)) => Err(error.clone()),
+            None => Err(RpcError::invalid_params(format!(
+                "Task {} was cancelled; it has no result",
+                self.id
+            ))),
+        }
+    }
+}
+
+fn timestamp(time: SystemTime) -> String {
+    humantime::format_rfc3339_millis(time).to_string()
+}
+
+/// An unguessable task id: 128 random bits, hex.
+fn new_task_id() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the operating system provides randomness");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The tasks of one session.
+pub struct TaskStore {
+    settings: TaskSettings,
+    tasks: Mutex<HashMap<String, Arc<Task>>>,
+}
+
+impl TaskStore {
+    pub fn new(settings: TaskSettings) -> Self {
+        Self {
+            settings,
+            tasks: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Creates a working task with the requested ttl (in ms), capped at the maximum.
+    pub fn create(&self, requested_ttl_ms: Option<u64>) -> Result<Arc<Task>, RpcError> {
+        let ttl = requested_ttl_ms
+            .map_or(self.settings.default_ttl, Duration::from_millis)
+            .min(self.settings.max_ttl);
+        let mut tasks = self.tasks.lock().unwrap();
+        purge_expired(&mut tasks);
+        if tasks.len() >= self.settings.max_tasks {
+            return Err(RpcError::internal(format!(
+                "This session already holds {} tasks; wait for some to expire or cancel running ones",
+                tasks.len()
+            )));
+        }
+        let now = SystemTime::now();
+        let task = Arc::new(Task {
+            id: new_task_id(),
+            created_at: now,
+            ttl,
+            expires_at: Instant::now() + ttl,
+            poll_interval: self.settings.poll_interval,
+            cancel: CancellationToken::new(),
+            state: Mutex::new(State {
+                status: Status::Working,
+                message: None,
+                updated_at: now,
+                outcome: None,
+            }),
+            finished: watch::Sender::new(false),
+        });
+        tasks.insert(task.id.clone(), task.clone());
+        Ok(task)
+    }
+
+    /// The task `id`, unless it is unknown or expired (each said in the error).
+    pub fn get(&self, id: &str) -> Result<Arc<Task>, RpcError> {
+        let mut tasks = self.tasks.lock().unwrap();
+        purge_expired(&mut tasks);
+        tasks.get(id).cloned().ok_or_else(|| {
+            RpcError::invalid_params(format!(
+                "Unknown task {id}: no task with this id exists in this session (tasks are purged when their ttl runs out)"
+            ))
+        })
+    }
+
+    /// Every live task, oldest first.
+    pub fn list(&self) -> Vec<Arc<Task>> {
+        let mut tasks = self.tasks.lock().unwrap();
+        purge_expired(&mut tasks);
+        let mut list: Vec<_> = tasks.values().cloned().collect();
+        list.sort_by(|a, b| a.created_at.cmp(&b.created_at).then_with(|| a.id.cmp(&b.id)));
+        list
+    }
+
+    /// Stops every running task (the session is ending).
+    pub fn cancel_all(&self) {
+        for task in self.tasks.lock().unwrap().values() {
+            task.cancel.cancel();
+        }
+    }
+}
+
+fn purge_expired(tasks: &mut HashMap<String, Arc<Task>>) {
+    let now = Instant::now();
+    tasks.retain(|_, task| {
+        let keep = task.expires_at > now;
+        if !keep {
+            task.cancel.cancel();
+        }
+        keep
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_stores_do_not_share_tasks() {
+        let mine = TaskStore::new(TaskSettings::default());
+        let theirs = TaskStore::new(TaskSettings::default());
+        let a = mine.create(None).unwrap();
+        let b = mine.create(None).unwrap();
+        assert_ne!(a.id, b.id);
+        assert_eq!(a.id.len(), 32);
+        assert!(mine.get(&a.id).is_ok());
+        assert!(
+            theirs.get(&a.id).is_err(),
+            "a task is visible only in the store that created it"
+        );
+    }
+
+    #[test]
+    fn expired_tasks_are_purged_and_ttl_is_capped() {
+        let store = TaskStore::new(TaskSettings {
+            max_ttl: Duration::from_millis(5),
+            ..TaskSettings::default()
+        });
+        let task = store.create(Some(60_000)).unwrap();
+        assert_eq!(task.to_json()["ttl"], json!(5));
+        std::thread::sleep(Duration::from_millis(10));
+        let Err(error) = store.get(&task.id) else {
+            panic!("an expired task is gone")
+        };
+        assert!(error.message.contains("Unknown task"), "{}", error.message);
+        assert!(task.cancel.is_cancelled(), "purging stops the call");
+        assert!(store.list().is_empty());
+    }
+
+    #[test]
+    fn a_finished_task_stays_finished() {
+        let store = TaskStore::new(TaskSettings::default());
+        let task = store.create(None).unwrap();
+        assert!(task.finish(Status::Completed, None, Some(Ok(json!({ "content": [] })))));
+        assert!(!task.set_status(Status::Working, None));
+        assert!(!task.finish(Status::Cancelled, None, None));
+        assert_eq!(task.status(), Status::Completed);
+    }
+}

@@ -1,0 +1,109 @@
+//! MCP over Streamable HTTP (revision 2025-11-25) at one endpoint, `/mcp`.
+//!
+//! POST carries one client message: a request is answered with an SSE stream
+//! of what belongs to it, ending with its response (or with the response
+//! alone as JSON for a client that takes only JSON); notifications and
+//! responses get 202. GET opens the standalone stream, or resumes any stream
+//! with `Last-Event-ID`. DELETE ends a session. Each `Mcp-Session-Id` is one
+//! [`Session`](crate::session::Session); all of them share the one `Server`.
+//! Like stdio, this transport only moves messages.
+
+mod access;
+mod error;
+mod handlers;
+mod sessions;
+mod sse;
+mod streams;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::post;
+
+use crate::session::Server;
+use access::Access;
+use sessions::Sessions;
+
+/// The path of the MCP endpoint.
+pub const ENDPOINT: &str = "/mcp";
+
+/// Settings of the HTTP transport.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    pub addr: SocketAddr,
+    /// Origins allowed besides the loopback ones (`*`: any).
+    pub allowed_origins: Vec<String>,
+    /// Accepted bearer tokens; empty means no authentication.
+    pub auth_tokens: Vec<String>,
+    /// Largest request body accepted, in bytes.
+    pub max_body_bytes: usize,
+    /// Sessions with no connection and no request for this long end.
+    pub session_idle_timeout: Duration,
+    pub max_sessions: usize,
+    /// Close a request's stream (not the request) after this long, so the
+    /// client polls for the rest with `Last-Event-ID`.
+    pub sse_poll_after: Option<Duration>,
+    /// The reconnection delay sent to clients in the `retry` field.
+    pub sse_retry: Duration,
+}
+
+/// What every handler shares.
+struct App {
+    sessions: Arc<Sessions>,
+    access: Access,
+    poll_after: Option<Duration>,
+    retry: Duration,
+}
+
+/// Serves `server` until SIGINT or SIGTERM, then ends every session.
+pub async fn serve(server: Arc<Server>, config: HttpConfig) -> Result<()> {
+    let listener = tokio::net::TcpListener::bind(config.addr)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.addr))?;
+    let local = listener.local_addr()?;
+    if !local.ip().is_loopback() && config.auth_tokens.is_empty() {
+        tracing::warn!(
+            "listening on {local}, reachable from other machines, without authentication; set --auth-token-file or WASM_MCP_AUTH_TOKEN"
+        );
+    }
+    let sessions = Arc::new(Sessions::new(server, config.max_sessions));
+    tokio::spawn(Sessions::expire_idle(
+        Arc::downgrade(&sessions),
+        config.session_idle_timeout,
+    ));
+    let app = Arc::new(App {
+        sessions: sessions.clone(),
+        access: Access::new(local.ip(), &config.allowed_origins, config.auth_tokens),
+        poll_after: config.sse_poll_after,
+        retry: config.sse_retry,
+    });
+    let router = Router::new()
+        .route(
+            ENDPOINT,
+            post(handlers::post).get(handlers::get).delete(handlers::delete),
+        )
+        .layer(DefaultBodyLimit::max(config.max_body_bytes))
+        .with_state(app);
+    tracing::info!("listening on http://{local}{ENDPOINT}");
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            tracing::info!("shutting down");
+            sessions.close_all();
+        })
+        .await?;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate()).expect("SIGTERM can be handled");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminate.recv() => {}
+    }
+}

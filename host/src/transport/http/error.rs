@@ -1,0 +1,56 @@
+//! Refusals at the HTTP level: a status code, and a JSON-RPC error response
+//! with no id as the body (as the transport specification allows), so that
+//! clients see why.
+
+use axum::Json;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+/// JSON-RPC's "server error" code, used for every transport-level refusal.
+const TRANSPORT_ERROR: i32 = -32000;
+
+#[derive(Debug)]
+pub struct HttpError {
+    pub status: StatusCode,
+    pub message: String,
+    /// A `WWW-Authenticate` challenge, for 401.
+    pub challenge: Option<&'static str>,
+}
+
+impl HttpError {
+    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            message: message.into(),
+            challenge: None,
+        }
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, message)
+    }
+
+    pub fn session_not_found() -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "Session not found: it ended, expired or never existed; send initialize without Mcp-Session-Id to start a new one",
+        )
+    }
+}
+
+impl IntoResponse for HttpError {
+    fn into_response(self) -> Response {
+        let body = json!({
+            "jsonrpc": "2.0",
+            "error": { "code": TRANSPORT_ERROR, "message": self.message },
+        });
+        let mut response = (self.status, Json(body)).into_response();
+        if let Some(challenge) = self.challenge {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+        }
+        response
+    }
+}

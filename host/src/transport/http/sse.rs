@@ -1,0 +1,106 @@
+//! One SSE connection as an HTTP response body: the priming event, the
+//! stream's events as they come, keep-alive comments, and, under the polling
+//! policy, closing the connection (not the stream) at a deadline so the client
+//! reconnects with `Last-Event-ID`.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use tokio::time::Instant;
+
+use super::streams::{Connection, Item, Streams};
+
+/// How often an idle connection gets a comment, so proxies keep it open.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// How one connection behaves.
+pub struct Connect {
+    /// The stream it reads, and the connection itself.
+    pub streams: Arc<Streams>,
+    pub number: u64,
+    pub connection: Connection,
+    /// The event id to prime the client with (an id and empty data), with the
+    /// reconnection delay, or `None` for clients older than 2025-11-25.
+    pub priming: Option<(String, Duration)>,
+    /// When to close the connection if the stream has not ended by then.
+    pub close_at: Option<Instant>,
+    pub retry: Duration,
+}
+
+struct Writer<G> {
+    connect: Connect,
+    done: bool,
+    /// Held for as long as the connection is open.
+    _guard: G,
+}
+
+fn message_event(item: &Item) -> Bytes {
+    Bytes::from(format!("id: {}\ndata: {}\n\n", item.id, item.data))
+}
+
+impl<G: Send + 'static> Writer<G> {
+    async fn next(mut self) -> Option<(Result<Bytes, Infallible>, Self)> {
+        if self.done {
+            return None;
+        }
+        if let Some((id, retry)) = self.connect.priming.take() {
+            let priming = format!("id: {id}\nretry: {}\ndata: \n\n", retry.as_millis());
+            return Some((Ok(Bytes::from(priming)), self));
+        }
+        let close_at = self.connect.close_at;
+        let deadline = async move {
+            match close_at {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        let frame = tokio::select! {
+            biased;
+            item = self.connect.connection.recv() => {
+                let item = item?;
+                if item.last {
+                    self.connect.streams.delivered(self.connect.number);
+                    self.done = true;
+                }
+                message_event(&item)
+            }
+            () = deadline => {
+                // Close the connection, not the stream: the client polls back.
+                self.done = true;
+                Bytes::from(format!("retry: {}\n\n", self.connect.retry.as_millis()))
+            }
+            () = tokio::time::sleep(KEEP_ALIVE) => Bytes::from_static(b": keep-alive\n\n"),
+        };
+        Some((Ok(frame), self))
+    }
+}
+
+fn event_stream(body: Body) -> Response {
+    let mut response = (StatusCode::OK, body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    // Stops nginx and the like from buffering the stream.
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+/// The `text/event-stream` response for `connect`; `guard` lives as long as
+/// the connection.
+pub fn response<G: Send + 'static>(connect: Connect, guard: G) -> Response {
+    let writer = Writer {
+        connect,
+        done: false,
+        _guard: guard,
+    };
+    event_stream(Body::from_stream(futures_util::stream::unfold(writer, Writer::next)))
+}
+
+/// A complete stream of one message (for an answer that is already known).
+pub fn single(data: &str) -> Response {
+    event_stream(Body::from(format!("data: {data}\n\n")))
+}

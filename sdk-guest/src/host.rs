@@ -1,0 +1,192 @@
+//! What a plugin can ask of the host while it serves a request: logging,
+//! progress, cancellation, and requests to the client (sampling,
+//! elicitation, roots). Calls made outside a request are ignored or refused.
+//!
+//! The host binds every call to the request being served; a plugin never
+//! sees progress tokens or request ids.
+
+use std::fmt;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::bindings::wasm_mcp::plugin::host as raw;
+pub use crate::bindings::wasm_mcp::plugin::host::{
+    ElicitAction, ElicitResult, IncludeContext, LogLevel, ModelPreferences, Root, SamplingContent, SamplingMessage,
+    SamplingRequest, SamplingResult, ToolResult, ToolUse,
+};
+use crate::{Role, TextContent};
+
+/// Sends a log message (`notifications/message`, logger = the plugin) if the
+/// client's log level lets it through.
+pub fn log(level: LogLevel, message: &str) {
+    raw::log(level, message);
+}
+
+/// Like [`log`], with structured data; data that does not serialize is dropped.
+pub fn log_json(level: LogLevel, data: &impl Serialize) {
+    if let Ok(json) = serde_json::to_string(data) {
+        raw::log_json(level, &json);
+    }
+}
+
+/// Reports progress on the current request. Values must increase; the host
+/// drops any that do not, and sends nothing if the client asked for no
+/// progress.
+pub fn progress(progress: f64, total: Option<f64>, message: Option<&str>) {
+    raw::progress(progress, total, message);
+}
+
+/// Whether the client has cancelled the current request. Long loops should
+/// check it and return early; the host also stops the call itself.
+pub fn is_cancelled() -> bool {
+    raw::is_cancelled()
+}
+
+/// Asks the client's model for a completion (`sampling/createMessage`).
+pub fn sample(request: &SamplingRequest) -> Result<SamplingResult, RequestError> {
+    raw::sample(request).map_err(Into::into)
+}
+
+/// Asks the user to fill in a form (`elicitation/create`, form mode).
+/// `schema` is a flat object schema of primitive properties.
+pub fn elicit_form(message: &str, schema: &Value) -> Result<ElicitResult, RequestError> {
+    raw::elicit(&raw::Elicitation::Form(raw::FormElicitation {
+        message: message.to_string(),
+        requested_schema: schema.to_string(),
+    }))
+    .map_err(Into::into)
+}
+
+/// Asks the user to complete an interaction at `url` (`elicitation/create`,
+/// URL mode). Call [`elicitation_complete`] with the same id when it is done.
+pub fn elicit_url(message: &str, url: &str, elicitation_id: &str) -> Result<ElicitResult, RequestError> {
+    raw::elicit(&raw::Elicitation::Url(raw::UrlElicitation {
+        message: message.to_string(),
+        url: url.to_string(),
+        elicitation_id: elicitation_id.to_string(),
+    }))
+    .map_err(Into::into)
+}
+
+/// Tells the client that the URL-mode elicitation `elicitation_id` finished.
+pub fn elicitation_complete(elicitation_id: &str) {
+    raw::elicitation_complete(elicitation_id);
+}
+
+/// The client's current roots (`roots/list`).
+pub fn list_roots() -> Result<Vec<Root>, RequestError> {
+    raw::list_roots().map_err(Into::into)
+}
+
+/// Announces that the resource at `uri` changed; the host tells the clients
+/// subscribed to it.
+pub fn resource_updated(uri: &str) {
+    raw::resource_updated(uri);
+}
+
+/// Why a request to the client produced no answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RequestError {
+    /// The client did not declare the capability this needs.
+    NotSupported(String),
+    /// The client answered with a JSON-RPC error.
+    Rejected { code: i32, message: String },
+    /// No answer within the host's timeout.
+    TimedOut,
+    /// The current request was cancelled while waiting.
+    Cancelled,
+}
+
+impl From<raw::ClientError> for RequestError {
+    fn from(e: raw::ClientError) -> Self {
+        match e {
+            raw::ClientError::NotSupported(why) => RequestError::NotSupported(why),
+            raw::ClientError::Rejected(e) => RequestError::Rejected {
+                code: e.code,
+                message: e.message,
+            },
+            raw::ClientError::TimedOut => RequestError::TimedOut,
+            raw::ClientError::Cancelled => RequestError::Cancelled,
+        }
+    }
+}
+
+impl fmt::Display for RequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestError::NotSupported(why) => write!(f, "not supported by the client: {why}"),
+            RequestError::Rejected { code, message } => {
+                write!(f, "the client refused ({code}): {message}")
+            }
+            RequestError::TimedOut => f.write_str("the client did not answer in time"),
+            RequestError::Cancelled => f.write_str("the request was cancelled"),
+        }
+    }
+}
+
+impl std::error::Error for RequestError {}
+
+impl SamplingRequest {
+    /// A request for at most `max_tokens` tokens continuing `messages`; set
+    /// the other fields with struct update syntax.
+    pub fn new(messages: Vec<SamplingMessage>, max_tokens: u32) -> Self {
+        SamplingRequest {
+            messages,
+            model_preferences: None,
+            system_prompt: None,
+            include_context: None,
+            temperature: None,
+            max_tokens,
+            stop_sequences: Vec::new(),
+            metadata: None,
+            tools: None,
+            tool_choice: None,
+        }
+    }
+}
+
+impl SamplingMessage {
+    /// A text message from the user.
+    pub fn user(text: impl Into<String>) -> Self {
+        Self::text(Role::User, text.into())
+    }
+
+    /// A text message from the assistant.
+    pub fn assistant(text: impl Into<String>) -> Self {
+        Self::text(Role::Assistant, text.into())
+    }
+
+    fn text(role: Role, text: String) -> Self {
+        SamplingMessage {
+            role,
+            content: vec![SamplingContent::Text(TextContent {
+                text,
+                annotations: None,
+                meta: None,
+            })],
+        }
+    }
+}
+
+impl SamplingResult {
+    /// The text blocks of the answer, joined; empty if it has none.
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|c| match c {
+                SamplingContent::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+impl ElicitResult {
+    /// The submitted form values decoded as `T` (`None` unless accepted with
+    /// content).
+    pub fn content_as<T: DeserializeOwned>(&self) -> Option<serde_json::Result<T>> {
+        self.content.as_deref().map(serde_json::from_str)
+    }
+}

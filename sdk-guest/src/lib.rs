@@ -1,0 +1,171 @@
+//! Write wasm-mcp plugins in Rust: MCP tools, resources, prompts and
+//! completion as plain Rust functions over serde types, compiled to a
+//! WebAssembly component (`wasm32-wasip2`).
+//!
+//! A plugin crate is a `cdylib` that builds a [`Plugin`] in a function and
+//! exports it with one line, [`export!`]:
+//!
+//! ```no_run
+//! use schemars::JsonSchema;
+//! use serde::{Deserialize, Serialize};
+//! use wasm_mcp_sdk::{Plugin, Structured, Tool};
+//!
+//! /// Arguments of `word_count` (doc comments become schema descriptions).
+//! #[derive(Deserialize, JsonSchema)]
+//! struct CountArgs {
+//!     /// The text to count.
+//!     text: String,
+//! }
+//!
+//! #[derive(Serialize, JsonSchema)]
+//! struct Counts {
+//!     words: usize,
+//! }
+//!
+//! // A structured result: the output schema is derived from `Counts`.
+//! fn word_count(args: CountArgs) -> Structured<Counts> {
+//!     Structured(Counts { words: args.text.split_whitespace().count() })
+//! }
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct ParseArgs {
+//!     number: String,
+//! }
+//!
+//! // `Err` becomes a result with `isError: true` and the error's text.
+//! fn parse(args: ParseArgs) -> Result<String, std::num::ParseIntError> {
+//!     Ok(args.number.trim().parse::<i64>()?.to_string())
+//! }
+//!
+//! fn plugin() -> Plugin {
+//!     Plugin::new()
+//!         .tool(
+//!             Tool::new("word_count", word_count)
+//!                 .title("Word count")
+//!                 .description("Counts the words in a text")
+//!                 .read_only_hint(true),
+//!         )
+//!         .tool(Tool::new("parse", parse).description("Parses an integer"))
+//! }
+//!
+//! wasm_mcp_sdk::export!(plugin);
+//! ```
+//!
+//! Resources, templates, prompts, completion and the host imports fit the
+//! same mould:
+//!
+//! ```no_run
+//! use schemars::JsonSchema;
+//! use serde::Deserialize;
+//! use wasm_mcp_sdk::host::{self, LogLevel};
+//! use wasm_mcp_sdk::{
+//!     ContentBlock, Error, NoArgs, Plugin, Prompt, PromptMessage, Resource, ResourceContents,
+//!     ResourceTemplate, Tool, completion,
+//! };
+//!
+//! const CITIES: [&str; 3] = ["berlin", "lisbon", "paris"];
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct CityArgs {
+//!     /// The city to describe
+//!     city: String,
+//! }
+//!
+//! fn plugin() -> Plugin {
+//!     Plugin::new()
+//!         .resource(Resource::text("cities://all", "all", "text/plain", CITIES.join("\n")))
+//!         .resource_template(
+//!             ResourceTemplate::new("cities://city/{name}", "city", |uri, vars| {
+//!                 let name = vars.get("name").unwrap_or_default();
+//!                 if !CITIES.contains(&name) {
+//!                     return Err(Error::NotFound(uri.to_string()));
+//!                 }
+//!                 Ok(vec![ResourceContents::text(uri, "text/plain", format!("About {name}"))])
+//!             })
+//!             .complete("name", |typed, _| completion::starting_with(CITIES, typed)),
+//!         )
+//!         .prompt(
+//!             Prompt::new("describe_city", |args: CityArgs| {
+//!                 let text = format!("Describe {} in two sentences.", args.city);
+//!                 Ok::<_, Error>(vec![PromptMessage::user(ContentBlock::text(text))])
+//!             })
+//!             .description("Asks for a short description of a city")
+//!             .complete("city", |typed, _| completion::starting_with(CITIES, typed)),
+//!         )
+//!         .tool(Tool::new("refresh", |_: NoArgs| {
+//!             host::log(LogLevel::Info, "refreshing");
+//!             host::progress(1.0, Some(1.0), None);
+//!             host::resource_updated("cities://all");
+//!             "refreshed"
+//!         }))
+//! }
+//!
+//! wasm_mcp_sdk::export!(plugin);
+//! ```
+//!
+//! The plugin's `Cargo.toml` needs `crate-type = ["cdylib"]` and depends on
+//! this crate, `serde` (with `derive`) and `schemars` 1.x; build it with
+//! `cargo build --release --target wasm32-wasip2` and drop the `.wasm` into
+//! the host's plugins directory.
+//!
+//! - Tools: [`Tool`]; what they return: [`IntoToolResult`], [`Structured`],
+//!   [`CallToolResult`], [`ContentBlock`].
+//! - Resources: [`Resource`] and [`ResourceTemplate`] (with `{var}` routing).
+//! - Prompts: [`Prompt`], [`PromptMessage`].
+//! - Completion: `complete` on [`Prompt`] and [`ResourceTemplate`], and
+//!   [`completion::starting_with`].
+//! - Requests to the host and the client (logging, progress, cancellation,
+//!   sampling, elicitation, roots, resource updates): [`host`].
+//!
+//! Every call may run in a fresh instance: keep no state between calls.
+//! Parts a plugin does not use are served empty, and unknown names or URIs
+//! get [`Error::NotFound`].
+
+extern crate self as wasm_mcp_sdk;
+
+mod args;
+pub mod bindings;
+pub mod completion;
+mod content;
+pub mod host;
+mod plugin;
+mod prompt;
+mod resource;
+mod result;
+mod schema;
+mod tool;
+mod uri_template;
+
+pub use args::{Arguments, NoArgs};
+pub use bindings::exports::wasm_mcp::plugin::prompts::{GetPromptResult, PromptMessage};
+pub use bindings::exports::wasm_mcp::plugin::tools::{CallToolResult, TaskSupport, ToolAnnotations};
+pub use bindings::wasm_mcp::plugin::types::{
+    Annotations, ContentBlock, ContentsBody, EmbeddedResource, Error, Icon, IconTheme, MediaContent, ResourceContents,
+    ResourceLink, Role, TextContent,
+};
+pub use plugin::Plugin;
+pub use prompt::Prompt;
+pub use resource::{Resource, ResourceTemplate};
+pub use result::{IntoToolResult, Structured};
+pub use tool::Tool;
+
+#[doc(hidden)]
+pub use plugin::Export as __Export;
+
+/// Exports a plugin from a plugin crate: `wasm_mcp_sdk::export!(plugin);`
+/// where `plugin` is a `fn() -> Plugin`. Use it once, at the crate root.
+#[macro_export]
+macro_rules! export {
+    ($plugin:path) => {
+        #[doc(hidden)]
+        struct __WasmMcpPlugin;
+
+        impl $crate::__Export for __WasmMcpPlugin {
+            fn plugin() -> $crate::Plugin {
+                $plugin()
+            }
+        }
+
+        $crate::bindings::__export_bindings!(__WasmMcpPlugin with_types_in $crate::bindings);
+    };
+}

@@ -1,0 +1,83 @@
+// Shared by the Node end-to-end tests: where the binary and the plugins are,
+// and an official MCP TypeScript SDK client connected to the real binary.
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const workspaceRoot = resolve(here, "..", "..");
+
+/** The wasm-mcp binary: $WASM_MCP_BIN or target/release/wasm-mcp. */
+export const binary = process.env.WASM_MCP_BIN ?? resolve(workspaceRoot, "target/release/wasm-mcp");
+
+/** The example plugins built by `make plugins`. */
+export const pluginsDir = resolve(workspaceRoot, "plugins/dist");
+
+/** The test-only plugins (probe, spinner, ...) built by `make plugins`. */
+export const testPluginsDir = resolve(workspaceRoot, "tests/plugins/dist");
+
+/**
+ * A temporary plugins directory with every built plugin of plugins/dist and
+ * tests/plugins/dist; `remove()` deletes it.
+ */
+export function allPluginsDir() {
+  const dir = mkdtempSync(join(tmpdir(), "wasm-mcp-node-plugins-"));
+  for (const source of [pluginsDir, testPluginsDir]) {
+    for (const file of readdirSync(source)) {
+      if (file.endsWith(".wasm") || file.endsWith(".toml")) copyFileSync(join(source, file), join(dir, file));
+    }
+  }
+  return { path: dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Fails early, with the fix, when the build products are missing. */
+export function requireBuilt() {
+  if (!existsSync(binary)) {
+    throw new Error(`wasm-mcp binary missing at ${binary}: run \`make build\` (or set WASM_MCP_BIN)`);
+  }
+  if (!existsSync(pluginsDir)) {
+    throw new Error(`plugins missing at ${pluginsDir}: run \`make plugins\``);
+  }
+}
+
+/**
+ * A connected SDK client serving `plugins` (default plugins/dist). `capabilities` are the client's;
+ * `setup(client)` registers request handlers before connecting. The server's
+ * stderr is collected in `stderr()` for failure messages.
+ */
+export async function connect({ capabilities = {}, setup = () => {}, args = [], plugins = pluginsDir } = {}) {
+  requireBuilt();
+  const transport = new StdioClientTransport({
+    command: binary,
+    args: ["serve", "--plugins", plugins, ...args],
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk) => {
+    stderr += chunk.toString();
+  });
+  const client = new Client({ name: "wasm-mcp-node-tests", version: "0.1.0" }, { capabilities });
+  setup(client);
+  await client.connect(transport);
+  return { client, transport, stderr: () => stderr };
+}
+
+/** The text of every text block of a tool result. */
+export function texts(result) {
+  return result.content.filter((block) => block.type === "text").map((block) => block.text);
+}
+
+/** Lists every page of a list method (`listTools` → `tools`). */
+export async function listAll(client, method, field) {
+  const items = [];
+  let cursor;
+  do {
+    const page = await client[method](cursor === undefined ? {} : { cursor });
+    items.push(...page[field]);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return items;
+}

@@ -1,0 +1,25 @@
+//! Helpers shared by the end-to-end tests.
+//!
+//! Every test starts the real `wasm-mcp` binary over real plugins built from
+//! source and speaks JSON-RPC to it as a client would. Nothing is mocked.
+//! Every message the server emits is checked against the official MCP
+//! 2025-11-25 JSON Schema (see [`schema`]).
+
+pub mod expect;
+pub mod jsonrpc;
+pub mod paths;
+pub mod plugin_dir;
+pub mod proc_stat;
+pub mod schema;
+pub mod server;
+
+pub use jsonrpc::{Response, RpcError};
+pub use paths::{binary, plugin_wasm, plugins_dist, test_plugins_dist, workspace_root};
+pub use plugin_dir::PluginDir;
+pub use server::{StdioServer, timeout};
+
+/// The protocol revision this host implements.
+pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// Every protocol revision the host must accept and echo in `initialize`.
+pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];

@@ -1,0 +1,126 @@
+//! A temporary plugins directory holding a chosen set of built plugins.
+//!
+//! Each test serves exactly the plugins it names, copied (with their
+//! `<name>.toml` manifest when one exists) into a fresh directory that is
+//! deleted when the [`PluginDir`] is dropped.
+
+use std::path::{Path, PathBuf};
+
+use crate::paths::plugin_wasm;
+
+/// A temporary directory to pass as `--plugins`.
+pub struct PluginDir {
+    dir: tempfile::TempDir,
+}
+
+impl PluginDir {
+    /// An empty plugins directory.
+    pub fn empty() -> Self {
+        let dir = tempfile::Builder::new()
+            .prefix("wasm-mcp-plugins-")
+            .tempdir()
+            .expect("create a temporary plugins directory");
+        PluginDir { dir }
+    }
+
+    /// A directory holding copies of the named built plugins (`text-tools`
+    /// for `text-tools.wasm`), each with its manifest if it has one.
+    pub fn with(names: &[&str]) -> Self {
+        let dir = Self::empty();
+        for name in names {
+            dir.add_plugin(name);
+        }
+        dir
+    }
+
+    /// A directory holding every built plugin of `plugins/dist` (and, with
+    /// `with_test_plugins`, of `tests/plugins/dist`). Fails if there is none.
+    pub fn with_all_built(with_test_plugins: bool) -> Self {
+        let dir = Self::empty();
+        let mut sources = vec![crate::paths::plugins_dist()];
+        if with_test_plugins {
+            sources.push(crate::paths::test_plugins_dist());
+        }
+        let mut count = 0;
+        for source in sources {
+            let Ok(entries) = std::fs::read_dir(&source) else {
+                continue;
+            };
+            let mut stems: Vec<String> = entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "wasm"))
+                .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+                .collect();
+            stems.sort();
+            for stem in stems {
+                dir.add_plugin(&stem);
+                count += 1;
+            }
+        }
+        assert!(count > 0, "no built plugins found (run `make plugins`)");
+        dir
+    }
+
+    /// The file stems of the `.wasm` files in the directory, sorted.
+    pub fn plugin_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.path())
+            .expect("read the plugins directory")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "wasm"))
+            .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Copies the built plugin `<name>.wasm` (and `<name>.toml` if present).
+    pub fn add_plugin(&self, name: &str) -> PathBuf {
+        self.add_plugin_as(name, name)
+    }
+
+    /// Copies the built plugin `<name>.wasm` in under the file stem `as_name`
+    /// (and its manifest, renamed the same way, if present).
+    pub fn add_plugin_as(&self, name: &str, as_name: &str) -> PathBuf {
+        let wasm = plugin_wasm(name);
+        let manifest = wasm.with_extension("toml");
+        if manifest.is_file() {
+            self.install(&manifest, &format!("{as_name}.toml"));
+        }
+        self.install(&wasm, &format!("{as_name}.wasm"))
+    }
+
+    /// Copies `source` in as `file_name` in one step (a copy under a
+    /// temporary name, then a rename), so a watching server never sees half
+    /// a file.
+    fn install(&self, source: &Path, file_name: &str) -> PathBuf {
+        let partial = self.path().join(format!(".{file_name}.partial"));
+        let target = self.path().join(file_name);
+        std::fs::copy(source, &partial)
+            .unwrap_or_else(|e| panic!("copy {} to {}: {e}", source.display(), partial.display()));
+        std::fs::rename(&partial, &target)
+            .unwrap_or_else(|e| panic!("rename {} to {}: {e}", partial.display(), target.display()));
+        target
+    }
+
+    /// Deletes `file_name` from the directory.
+    pub fn remove_file(&self, file_name: &str) {
+        let target = self.path().join(file_name);
+        std::fs::remove_file(&target).unwrap_or_else(|e| panic!("remove {}: {e}", target.display()));
+    }
+
+    /// Writes an arbitrary file (a corrupt `.wasm`, a manifest) into the
+    /// directory, in one step.
+    pub fn add_file(&self, file_name: &str, bytes: &[u8]) -> PathBuf {
+        let partial = self.path().join(format!(".{file_name}.partial"));
+        std::fs::write(&partial, bytes).unwrap_or_else(|e| panic!("write {}: {e}", partial.display()));
+        let target = self.path().join(file_name);
+        std::fs::rename(&partial, &target)
+            .unwrap_or_else(|e| panic!("rename {} to {}: {e}", partial.display(), target.display()));
+        target
+    }
+
+    /// The directory's path.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}

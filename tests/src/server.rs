@@ -1,0 +1,799 @@
+//! [`StdioServer`]: the real `wasm-mcp serve --plugins DIR` as a child
+//! process, driven over its stdin and stdout as an MCP client would.
+//!
+//! A reader thread parses every stdout line as JSON and checks it against the
+//! MCP schema (a non-JSON line, or a message that does not validate, is a
+//! test failure: stdout is protocol only). Another thread collects stderr.
+//! Waiting has a generous limit ([`timeout`]); running into it fails the test
+//! with what was seen, it is never a timing assertion. Dropping the server
+//! kills the child.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::jsonrpc::{Kind, Response, RpcError, id_key, kind};
+use crate::paths::binary;
+use crate::plugin_dir::PluginDir;
+use crate::{LATEST_PROTOCOL_VERSION, schema};
+
+/// How long to wait for anything the server should do before failing the
+/// test: `WASM_MCP_TEST_TIMEOUT_SECS`, default 60 seconds.
+pub fn timeout() -> Duration {
+    let secs = std::env::var("WASM_MCP_TEST_TIMEOUT_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60);
+    Duration::from_secs(secs)
+}
+
+/// Answers one server → client request: the `params` in, a result or a
+/// JSON-RPC error out.
+pub type Handler = Box<dyn FnMut(&Value) -> Result<Value, RpcError>>;
+
+/// A request the tests sent, so its response can be checked by method.
+struct Sent {
+    method: String,
+    task: bool,
+}
+
+/// State the reader threads share with the test thread.
+#[derive(Default)]
+struct Shared {
+    /// Requests sent and not yet answered, by [`id_key`].
+    pending: Mutex<HashMap<String, Sent>>,
+    /// Everything wrong with what the server wrote on stdout.
+    violations: Mutex<Vec<String>>,
+    /// Everything the server wrote on stderr.
+    stderr: Mutex<String>,
+}
+
+impl Shared {
+    /// Checks one message from stdout against the schema, by its kind.
+    fn check(&self, msg: &Value) {
+        let outcome = match kind(msg) {
+            k @ (Kind::Result | Kind::Error) => {
+                let id = msg.get("id").filter(|id| !id.is_null());
+                let sent = id.and_then(|id| self.pending.lock().unwrap().remove(&id_key(id)));
+                match (k, sent, id) {
+                    (_, Some(sent), _) => schema::check_response(msg, Some(&sent.method), sent.task),
+                    (Kind::Error, None, None) => schema::check_response(msg, None, false),
+                    (_, None, _) => Err("is a response whose id matches no outstanding request \
+                         (a second response to one request, or one never asked for)"
+                        .to_string()),
+                }
+            }
+            Kind::Notification => schema::check_notification(msg),
+            Kind::Request => schema::check_server_request(msg),
+            Kind::Invalid(why) => Err(format!("is not a JSON-RPC message: {why}")),
+        };
+        if let Err(e) = outcome {
+            self.violations
+                .lock()
+                .unwrap()
+                .push(format!("the server's message {e}\n  message: {msg}"));
+        }
+    }
+
+    fn violation(&self, what: String) {
+        self.violations.lock().unwrap().push(what);
+    }
+}
+
+enum Event {
+    Message(Value),
+    /// A line that was no message was recorded as a violation.
+    BadLine,
+    Closed,
+}
+
+/// The `wasm-mcp` binary serving a plugins directory over stdio.
+pub struct StdioServer {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    events: Receiver<Event>,
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+    next_id: i64,
+    /// Every notification received, in order of arrival.
+    notifications: Vec<Value>,
+    /// Indices of notifications already returned by `wait_for_notification`.
+    claimed: HashSet<usize>,
+    /// Every server → client request received, in order.
+    client_requests: Vec<Value>,
+    /// Server → client requests with no handler, waiting for the test.
+    unanswered: VecDeque<Value>,
+    /// Responses received and not yet claimed, by [`id_key`].
+    responses: HashMap<String, Value>,
+    /// Error responses whose id is null or absent (parse errors).
+    null_id_errors: VecDeque<Value>,
+    /// Every response received, in order.
+    all_responses: Vec<Value>,
+    handlers: HashMap<String, Handler>,
+    stdout_closed: bool,
+    requests_sent: usize,
+    exit_status: Option<ExitStatus>,
+    _plugins: Option<PluginDir>,
+}
+
+impl StdioServer {
+    /// Serves `plugins` (which the server keeps alive) with no extra flags.
+    pub fn start(plugins: PluginDir) -> Self {
+        Self::start_with_args(plugins, &[])
+    }
+
+    /// Serves `plugins` with extra `serve` flags (e.g. `["--page-size", "1"]`).
+    pub fn start_with_args(plugins: PluginDir, args: &[&str]) -> Self {
+        let mut server = Self::spawn(plugins.path(), args);
+        server._plugins = Some(plugins);
+        server
+    }
+
+    /// Runs `wasm-mcp serve --plugins DIR ARGS...`.
+    pub fn spawn(plugins_dir: &Path, args: &[&str]) -> Self {
+        let mut command = Command::new(binary());
+        command.arg("serve").arg("--plugins").arg(plugins_dir).args(args);
+        Self::spawn_command(command)
+    }
+
+    /// Drives any command as the server (the harness's own tests use this to
+    /// check that bad output is caught).
+    pub fn spawn_command(mut command: Command) -> Self {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {command:?}: {e}"));
+        let shared = Arc::new(Shared::default());
+        let (tx, events) = channel();
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let threads = vec![
+            {
+                let shared = shared.clone();
+                std::thread::spawn(move || read_stdout(stdout, shared, tx))
+            },
+            {
+                let shared = shared.clone();
+                std::thread::spawn(move || read_stderr(stderr, shared))
+            },
+        ];
+        let mut handlers: HashMap<String, Handler> = HashMap::new();
+        // ping works in both directions.
+        handlers.insert("ping".into(), Box::new(|_| Ok(json!({}))));
+        StdioServer {
+            stdin: child.stdin.take(),
+            child,
+            events,
+            shared,
+            threads,
+            next_id: 1,
+            notifications: Vec::new(),
+            claimed: HashSet::new(),
+            client_requests: Vec::new(),
+            unanswered: VecDeque::new(),
+            responses: HashMap::new(),
+            null_id_errors: VecDeque::new(),
+            all_responses: Vec::new(),
+            handlers,
+            stdout_closed: false,
+            requests_sent: 0,
+            exit_status: None,
+            _plugins: None,
+        }
+    }
+
+    /// The plugins directory this server was started over (with
+    /// [`start`](Self::start)), to change while it serves.
+    pub fn plugin_dir(&self) -> &PluginDir {
+        self._plugins.as_ref().expect("the server was started over a PluginDir")
+    }
+
+    /// The child's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// CPU time the server has used so far, in clock ticks.
+    pub fn cpu_ticks(&self) -> u64 {
+        crate::proc_stat::cpu_ticks(self.pid())
+    }
+
+    // ---- sending ------------------------------------------------------------
+
+    /// Sends one message (serialized on one line).
+    pub fn send(&mut self, msg: &Value) {
+        let line = serde_json::to_string(msg).expect("serialize a message");
+        self.send_raw(&line);
+    }
+
+    /// Sends one raw line (a newline is added). If it parses as a request its
+    /// id is remembered so the response can be checked by method.
+    pub fn send_raw(&mut self, line: &str) {
+        // Anything with an id that is not itself a response expects an answer
+        // (an invalid request with an id gets an error carrying that id).
+        if let Ok(msg) = serde_json::from_str::<Value>(line)
+            && let Some(id) = msg.get("id").filter(|id| !id.is_null())
+            && msg.get("result").is_none()
+            && msg.get("error").is_none()
+        {
+            let method = msg["method"].as_str().unwrap_or("<invalid request>").to_string();
+            let task = msg["params"].get("task").is_some();
+            self.shared
+                .pending
+                .lock()
+                .unwrap()
+                .insert(id_key(id), Sent { method, task });
+        }
+        let stdin = self.stdin.as_mut().expect("stdin is still open");
+        let written = stdin
+            .write_all(line.as_bytes())
+            .and_then(|()| stdin.write_all(b"\n"))
+            .and_then(|()| stdin.flush());
+        if let Err(e) = written {
+            panic!("writing to the server's stdin failed ({e}); stderr:\n{}", self.stderr());
+        }
+    }
+
+    /// Sends a notification (`params` omitted when null).
+    pub fn notify(&mut self, method: &str, params: Value) {
+        let mut msg = json!({"jsonrpc": "2.0", "method": method});
+        if !params.is_null() {
+            msg["params"] = params;
+        }
+        self.send(&msg);
+    }
+
+    /// A fresh integer request id.
+    pub fn next_id(&mut self) -> Value {
+        let id = json!(self.next_id);
+        self.next_id += 1;
+        id
+    }
+
+    /// Sends a request with a fresh id without waiting; returns the id.
+    pub fn start_request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id();
+        self.start_request_with_id(id.clone(), method, params);
+        id
+    }
+
+    /// Sends a request with the given id without waiting.
+    pub fn start_request_with_id(&mut self, id: Value, method: &str, params: Value) {
+        self.requests_sent += 1;
+        let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if !params.is_null() {
+            msg["params"] = params;
+        }
+        self.send(&msg);
+    }
+
+    /// Sends a request (`params` omitted when null) and waits for its
+    /// response, handling notifications and server → client requests that
+    /// arrive meanwhile.
+    pub fn request(&mut self, method: &str, params: Value) -> Response {
+        let id = self.start_request(method, params);
+        self.wait_response(&id, method)
+    }
+
+    /// Like [`request`](Self::request) with a chosen id.
+    pub fn request_with_id(&mut self, id: Value, method: &str, params: Value) -> Response {
+        self.start_request_with_id(id.clone(), method, params);
+        self.wait_response(&id, method)
+    }
+
+    /// `tools/call` of `name` with `arguments`.
+    pub fn call_tool(&mut self, name: &str, arguments: Value) -> Response {
+        self.request("tools/call", json!({"name": name, "arguments": arguments}))
+    }
+
+    /// `initialize` offering `capabilities` and the latest version, then
+    /// `notifications/initialized`. Returns the InitializeResult.
+    pub fn initialize(&mut self, capabilities: Value) -> Value {
+        let response = self.request(
+            "initialize",
+            json!({
+                "protocolVersion": LATEST_PROTOCOL_VERSION,
+                "capabilities": capabilities,
+                "clientInfo": {"name": "wasm-mcp-tests", "version": "0.1.0"},
+            }),
+        );
+        let result = response.result().clone();
+        self.notify("notifications/initialized", Value::Null);
+        result
+    }
+
+    /// Every item of a paginated list (`tools/list` → `"tools"`), following
+    /// `nextCursor` to the end. Fails on a repeated cursor.
+    pub fn list_all(&mut self, method: &str, field: &str) -> Vec<Value> {
+        let mut items = Vec::new();
+        let mut cursor: Option<Value> = None;
+        let mut seen_cursors = HashSet::new();
+        loop {
+            let params = match &cursor {
+                Some(c) => json!({"cursor": c}),
+                None => json!({}),
+            };
+            let response = self.request(method, params);
+            let result = response.result();
+            let page = result[field]
+                .as_array()
+                .unwrap_or_else(|| panic!("`{method}` result has no `{field}` array: {result}"));
+            items.extend(page.iter().cloned());
+            match result.get("nextCursor") {
+                Some(next) if !next.is_null() => {
+                    assert!(
+                        seen_cursors.insert(next.to_string()),
+                        "`{method}` returned the cursor {next} twice: pagination loops"
+                    );
+                    cursor = Some(next.clone());
+                }
+                _ => return items,
+            }
+        }
+    }
+
+    // ---- receiving ----------------------------------------------------------
+
+    /// Waits for the response to the request `id` (sent as `method`).
+    pub fn wait_response(&mut self, id: &Value, method: &str) -> Response {
+        let key = id_key(id);
+        let deadline = Instant::now() + timeout();
+        loop {
+            if let Some(raw) = self.responses.remove(&key) {
+                return Response {
+                    method: method.to_string(),
+                    id: raw["id"].clone(),
+                    raw,
+                };
+            }
+            if !self.pump(deadline) {
+                self.fail_waiting(&format!("the response to `{method}` (id {id})"));
+            }
+        }
+    }
+
+    /// Waits for an error response with a null or absent id (what a parse
+    /// error gets).
+    pub fn wait_null_id_error(&mut self) -> Value {
+        let deadline = Instant::now() + timeout();
+        loop {
+            if let Some(raw) = self.null_id_errors.pop_front() {
+                return raw;
+            }
+            if !self.pump(deadline) {
+                self.fail_waiting("an error response with a null id");
+            }
+        }
+    }
+
+    /// Waits for a notification matching `pred` that no earlier call returned
+    /// (looking first at those already received). `what` describes it for
+    /// the failure message.
+    pub fn wait_for_notification(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + timeout();
+        let mut checked = 0;
+        loop {
+            while checked < self.notifications.len() {
+                let i = checked;
+                checked += 1;
+                if !self.claimed.contains(&i) && pred(&self.notifications[i]) {
+                    self.claimed.insert(i);
+                    return self.notifications[i].clone();
+                }
+            }
+            if !self.pump(deadline) {
+                self.fail_waiting(&format!("a notification: {what}"));
+            }
+        }
+    }
+
+    /// Waits for a server → client request of `method` that has no handler
+    /// (answer it with [`respond`](Self::respond)).
+    pub fn wait_for_client_request(&mut self, method: &str) -> Value {
+        let deadline = Instant::now() + timeout();
+        loop {
+            if let Some(pos) = self.unanswered.iter().position(|r| r["method"] == method) {
+                return self.unanswered.remove(pos).expect("position is in range");
+            }
+            if !self.pump(deadline) {
+                self.fail_waiting(&format!("a `{method}` request from the server"));
+            }
+        }
+    }
+
+    /// Answers a server → client request with a result.
+    pub fn respond(&mut self, id: &Value, result: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
+    }
+
+    /// Answers a server → client request with a JSON-RPC error.
+    pub fn respond_error(&mut self, id: &Value, code: i64, message: &str) {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}));
+    }
+
+    /// Answers every future server → client request of `method` with `handler`.
+    pub fn on_request(&mut self, method: &str, handler: impl FnMut(&Value) -> Result<Value, RpcError> + 'static) {
+        self.handlers.insert(method.to_string(), Box::new(handler));
+    }
+
+    /// Handles whatever arrived until `deadline` has passed, without waiting
+    /// for anything in particular. Use to let in-flight messages arrive.
+    pub fn drain_until(&mut self, deadline: Instant) {
+        while self.pump(deadline) {}
+    }
+
+    /// Every notification received so far, in order.
+    pub fn notifications(&self) -> &[Value] {
+        &self.notifications
+    }
+
+    /// Received notifications of `method`, in order.
+    pub fn notifications_of(&self, method: &str) -> Vec<Value> {
+        self.notifications
+            .iter()
+            .filter(|n| n["method"] == method)
+            .cloned()
+            .collect()
+    }
+
+    /// Every server → client request received so far, in order.
+    pub fn client_requests(&self) -> &[Value] {
+        &self.client_requests
+    }
+
+    /// Every response received so far, in order.
+    pub fn all_responses(&self) -> &[Value] {
+        &self.all_responses
+    }
+
+    /// How many requests were sent through [`request`](Self::request) and
+    /// [`start_request`](Self::start_request) (raw lines not counted).
+    pub fn requests_sent(&self) -> usize {
+        self.requests_sent
+    }
+
+    /// Whether any response with this id has arrived.
+    pub fn has_response_for(&self, id: &Value) -> bool {
+        self.all_responses.iter().any(|r| r.get("id") == Some(id))
+    }
+
+    /// Everything the server wrote on stderr so far.
+    pub fn stderr(&self) -> String {
+        self.shared.stderr.lock().unwrap().clone()
+    }
+
+    /// Waits until stderr satisfies `pred`; `what` describes it.
+    pub fn wait_for_stderr(&mut self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + timeout();
+        loop {
+            let stderr = self.stderr();
+            if pred(&stderr) {
+                return stderr;
+            }
+            if Instant::now() >= deadline {
+                panic!("stderr never showed {what} within {:?}; stderr:\n{stderr}", timeout());
+            }
+            // Let stdout be handled meanwhile, in small steps.
+            let step = (Instant::now() + Duration::from_millis(50)).min(deadline);
+            self.drain_until(step);
+            if self.stdout_closed {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    }
+
+    // ---- ending -------------------------------------------------------------
+
+    /// Closes the server's stdin (end of the session).
+    pub fn close_stdin(&mut self) {
+        self.stdin.take();
+    }
+
+    /// Closes stdin, waits for the process to exit and for stdout to end,
+    /// and returns the exit status. Fails if it does not exit in time.
+    pub fn close_and_wait(&mut self) -> ExitStatus {
+        self.close_stdin();
+        let deadline = Instant::now() + timeout();
+        let status = loop {
+            match self.child.try_wait().expect("query the child's status") {
+                Some(status) => break status,
+                None if Instant::now() >= deadline => panic!(
+                    "the server did not exit within {:?} after stdin closed; stderr:\n{}",
+                    timeout(),
+                    self.stderr()
+                ),
+                None => {
+                    let step = (Instant::now() + Duration::from_millis(50)).min(deadline);
+                    self.drain_until(step);
+                    if self.stdout_closed {
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                }
+            }
+        };
+        self.exit_status = Some(status);
+        // Read stdout to its end so every message is checked.
+        let deadline = Instant::now() + timeout();
+        while !self.stdout_closed {
+            if !self.pump(deadline) && !self.stdout_closed {
+                panic!("stdout did not close after the server exited");
+            }
+        }
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+        self.assert_no_violations();
+        status
+    }
+
+    /// Closes stdin and asserts the server exits with status 0 and that
+    /// everything it wrote on stdout was valid.
+    pub fn shutdown(mut self) {
+        let status = self.close_and_wait();
+        assert!(
+            status.success(),
+            "the server should exit 0 when stdin closes, got {status}; stderr:\n{}",
+            self.stderr()
+        );
+    }
+
+    /// Fails now if anything the server wrote on stdout so far was wrong.
+    pub fn assert_no_violations(&self) {
+        let violations = self.shared.violations.lock().unwrap().clone();
+        if !violations.is_empty() {
+            panic!(
+                "the server wrote invalid protocol output on stdout:\n{}\n--- stderr:\n{}",
+                violations.join("\n"),
+                self.stderr()
+            );
+        }
+    }
+
+    // ---- internals ----------------------------------------------------------
+
+    /// Handles one event, waiting at most until `deadline`. Returns false when
+    /// nothing arrived in time or stdout has closed.
+    fn pump(&mut self, deadline: Instant) -> bool {
+        if self.stdout_closed {
+            return false;
+        }
+        let wait = deadline.saturating_duration_since(Instant::now());
+        match self.events.recv_timeout(wait) {
+            Ok(Event::Message(msg)) => {
+                self.assert_no_violations();
+                self.dispatch(msg);
+                true
+            }
+            Ok(Event::BadLine) => {
+                self.assert_no_violations();
+                true
+            }
+            Ok(Event::Closed) | Err(RecvTimeoutError::Disconnected) => {
+                self.stdout_closed = true;
+                self.assert_no_violations();
+                false
+            }
+            Err(RecvTimeoutError::Timeout) => false,
+        }
+    }
+
+    fn dispatch(&mut self, msg: Value) {
+        match kind(&msg) {
+            Kind::Notification => self.notifications.push(msg),
+            Kind::Request => {
+                self.client_requests.push(msg.clone());
+                let method = msg["method"].as_str().unwrap_or_default().to_string();
+                match self.handlers.get_mut(&method) {
+                    Some(handler) => {
+                        let answer = handler(msg.get("params").unwrap_or(&Value::Null));
+                        match answer {
+                            Ok(result) => {
+                                if let Err(e) = schema::validate_def(schema::client_result_def(&method), &result) {
+                                    panic!("test bug: the canned answer to `{method}` {e}");
+                                }
+                                self.respond(&msg["id"], result);
+                            }
+                            Err(e) => self.respond_error(&msg["id"], e.code, &e.message),
+                        }
+                    }
+                    None => self.unanswered.push_back(msg),
+                }
+            }
+            Kind::Result | Kind::Error => {
+                self.all_responses.push(msg.clone());
+                match msg.get("id").filter(|id| !id.is_null()) {
+                    Some(id) => {
+                        self.responses.insert(id_key(id), msg);
+                    }
+                    None => self.null_id_errors.push_back(msg),
+                }
+            }
+            // Already recorded as a violation by the reader thread.
+            Kind::Invalid(_) => {}
+        }
+    }
+
+    fn fail_waiting(&mut self, what: &str) -> ! {
+        if self.stdout_closed {
+            let status = self.child.try_wait().ok().flatten();
+            panic!(
+                "waiting for {what}: the server closed stdout (exit status: {}); stderr:\n{}",
+                status.map_or("still running".to_string(), |s| s.to_string()),
+                self.stderr()
+            );
+        }
+        panic!(
+            "waiting for {what}: nothing within {:?}.\nnotifications so far: {:?}\nstderr:\n{}",
+            timeout(),
+            self.notifications,
+            self.stderr()
+        );
+    }
+}
+
+impl Drop for StdioServer {
+    fn drop(&mut self) {
+        self.stdin.take();
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+        if !std::thread::panicking() {
+            self.assert_no_violations();
+        }
+    }
+}
+
+fn read_stdout(stdout: ChildStdout, shared: Arc<Shared>, tx: Sender<Event>) {
+    let mut reader = BufReader::new(stdout);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match reader.read_until(b'\n', &mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => {
+                shared.violation(format!("reading stdout failed: {e}"));
+                break;
+            }
+        }
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+        } else {
+            shared.violation(format!(
+                "stdout ended in the middle of a line (no trailing newline): {:?}",
+                String::from_utf8_lossy(&buf)
+            ));
+        }
+        let line = match std::str::from_utf8(&buf) {
+            Ok(line) => line,
+            Err(e) => {
+                shared.violation(format!(
+                    "stdout carried a line that is not UTF-8 ({e}): {:?}",
+                    String::from_utf8_lossy(&buf)
+                ));
+                let _ = tx.send(Event::BadLine);
+                continue;
+            }
+        };
+        match serde_json::from_str::<Value>(line) {
+            Ok(msg) => {
+                shared.check(&msg);
+                // The receiver may be gone while the server is dropped; keep
+                // reading (and checking) to the end regardless.
+                let _ = tx.send(Event::Message(msg));
+            }
+            Err(e) => {
+                shared.violation(format!(
+                    "stdout carried a line that is not JSON ({e}); stdout is for protocol \
+                     messages only: {line:?}"
+                ));
+                let _ = tx.send(Event::BadLine);
+            }
+        }
+    }
+    let _ = tx.send(Event::Closed);
+}
+
+fn read_stderr(mut stderr: impl Read, shared: Arc<Shared>) {
+    let mut buf = [0u8; 8192];
+    loop {
+        match stderr.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => shared
+                .stderr
+                .lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n])),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The harness catches what a broken server writes: these drive a shell
+    //! script that answers the first request with a canned line.
+    use super::*;
+
+    /// A "server" that reads one line and prints `reply` (then waits for EOF).
+    fn replying(reply: &str) -> StdioServer {
+        let mut command = Command::new("sh");
+        command
+            .arg("-c")
+            .arg(format!("read line; printf '%s\\n' '{reply}'; cat >/dev/null"));
+        StdioServer::spawn_command(command)
+    }
+
+    /// The panic message of `f`, which must panic.
+    fn panic_message(f: impl FnOnce()) -> String {
+        let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+            .expect_err("the harness should have failed the test");
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_valid_exchange_passes() {
+        let mut server = replying(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+        assert_eq!(server.request("ping", Value::Null).result(), &json!({}));
+        let status = server.close_and_wait();
+        assert!(status.success());
+    }
+
+    #[test]
+    fn a_non_json_line_on_stdout_fails() {
+        let message = panic_message(|| {
+            let mut server = replying("hello from a println");
+            server.request("ping", Value::Null);
+        });
+        assert!(message.contains("not JSON"), "{message}");
+    }
+
+    #[test]
+    fn a_result_that_breaks_the_schema_fails() {
+        let message = panic_message(|| {
+            let mut server =
+                replying(r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{}}}"#);
+            server.initialize(json!({}));
+        });
+        assert!(
+            message.contains("InitializeResult") && message.contains("serverInfo"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_response_nobody_asked_for_fails() {
+        let message = panic_message(|| {
+            let mut server = replying(r#"{"jsonrpc":"2.0","id":99,"result":{}}"#);
+            server.start_request("ping", Value::Null);
+            server.close_and_wait();
+        });
+        assert!(message.contains("matches no outstanding request"), "{message}");
+    }
+
+    #[test]
+    fn an_unknown_notification_fails() {
+        let message = panic_message(|| {
+            let mut server = replying(r#"{"jsonrpc":"2.0","method":"notifications/made_up"}"#);
+            server.start_request("ping", Value::Null);
+            server.close_and_wait();
+        });
+        assert!(message.contains("notifications/made_up"), "{message}");
+    }
+}

@@ -37,6 +37,10 @@ test: build plugins node-deps
 bench: build plugins
 	$(CARGO) bench -p wasm-mcp-tests
 
-lint:
+## lint: formatting and clippy for the host, the tests, the SDK and every plugin
+lint: wasm-target
 	$(CARGO) fmt --all --check
+	for m in sdk-guest plugins tests/plugins; do $(CARGO) fmt --manifest-path $$m/Cargo.toml --all --check || exit 1; done
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
+	for m in sdk-guest plugins tests/plugins; do \
+		$(CARGO) clippy --release --target $(WASM_TARGET) --manifest-path $$m/Cargo.toml --all-targets -- -D warnings || exit 1; done

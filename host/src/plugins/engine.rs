@@ -4,29 +4,25 @@
 //! async calls (so a running plugin yields to tokio), fuel metering, epoch
 //! interruption and the pooling allocator (a fresh instance per call is cheap).
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::Duration;
 
 use anyhow::Result;
-use wasmtime::{Cache, CacheConfig, Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 /// How often the epoch advances. A running plugin is checked (deadline,
 /// cancellation) and yields to other tasks once per tick.
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 
-/// How the engine is set up: pool sizes and the compiled-code cache.
+/// How the engine is set up: the sizes of its pools.
 #[derive(Debug, Clone)]
 pub struct EngineSettings {
     /// Plugin calls that may hold an instance at the same moment.
     pub max_instances: u32,
     /// The largest linear memory any plugin may be granted, in bytes.
     pub max_memory_bytes: usize,
-    /// Where compiled plugins are cached, keyed by content and engine
-    /// configuration; `None` compiles every time.
-    pub cache_dir: Option<PathBuf>,
 }
 
 /// The shared engine plus the thread that ticks its epoch.
@@ -55,11 +51,6 @@ impl PluginEngine {
             .consume_fuel(true)
             .epoch_interruption(true)
             .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-        if let Some(dir) = &settings.cache_dir {
-            let mut cache = CacheConfig::new();
-            cache.with_directory(dir);
-            config.cache(Some(Cache::new(cache)?));
-        }
         let engine = Engine::new(&config)?;
 
         let ticker_stop = Arc::new(AtomicBool::new(false));

@@ -2,6 +2,7 @@
 //! and running calls into them under limits with request-scoped host imports.
 
 pub mod bindings;
+pub mod cache;
 pub mod engine;
 pub mod host_api;
 pub mod limits;
@@ -12,12 +13,13 @@ pub mod wire;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::Result;
+use anyhow::{Context, Result, bail};
 use tokio::sync::Semaphore;
 use wasmtime::component::{HasSelf, Linker};
 
 use crate::manifest::Manifest;
 use crate::sandbox::Grants;
+use cache::CompileCache;
 
 pub use engine::{EngineSettings, PluginEngine};
 pub use host_api::CallState;
@@ -32,6 +34,7 @@ pub const MAX_MEMORY_MIB: usize = 4096;
 pub struct PluginRuntime {
     _engine: PluginEngine,
     linker: Linker<CallState>,
+    pub cache: CompileCache,
     limits: Limits,
     max_calls_per_plugin: u32,
     all_calls: Arc<Semaphore>,
@@ -45,14 +48,15 @@ impl PluginRuntime {
             // Listing a plugin while it loads takes instances too.
             max_instances: max_calls + 8,
             max_memory_bytes: MAX_MEMORY_MIB << 20,
-            cache_dir,
         })?;
+        let cache = CompileCache::new(engine.engine(), cache_dir);
         let mut linker = Linker::new(engine.engine());
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         bindings::Plugin::add_to_linker::<_, HasSelf<CallState>>(&mut linker, |state| state)?;
         Ok(Self {
             _engine: engine,
             linker,
+            cache,
             limits,
             max_calls_per_plugin,
             all_calls: Arc::new(Semaphore::new(max_calls as usize)),
@@ -63,6 +67,16 @@ impl PluginRuntime {
     /// any); its name is the file stem.
     pub async fn load(&self, path: &Path) -> Result<Arc<Plugin>> {
         let (manifest, _) = Manifest::for_plugin(path)?;
+        let bytes = tokio::fs::read(path)
+            .await
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        if !is_component(&bytes) {
+            bail!(
+                "{} is not a WebAssembly component (build it for wasm32-wasip2, or convert a core module with `wasm-tools component new`)",
+                path.display()
+            );
+        }
+        let component = self.cache.component(self.linker.engine(), path, bytes).await?;
         let settings = PluginSettings {
             grants: Grants::from_manifest(&manifest)?,
             limits: manifest.plugin_limits(&self.limits)?,
@@ -73,8 +87,13 @@ impl PluginRuntime {
             all_calls: self.all_calls.clone(),
             manifest,
         };
-        Plugin::load(&self.linker, &plugin_name(path), path, settings).await
+        Plugin::load(&self.linker, &plugin_name(path), path, component, settings).await
     }
+}
+
+/// Components start with the wasm magic and layer 1 (core modules have layer 0).
+fn is_component(bytes: &[u8]) -> bool {
+    bytes.len() >= 8 && bytes[..4] == *b"\0asm" && bytes[6..8] == [1, 0]
 }
 
 /// The plugin's name: its file name without `.wasm`.

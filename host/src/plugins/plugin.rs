@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use wasmtime::component::{Component, Instance, InstancePre, Linker, ResourceTable};
@@ -122,26 +122,15 @@ struct Call {
 }
 
 impl Plugin {
-    /// Compiles and validates the component at `path`, then asks it what it offers.
+    /// Validates `component` (compiled from the file at `path`) against the
+    /// contract, then asks it what it offers.
     pub async fn load(
         linker: &Linker<CallState>,
         name: &str,
         path: &Path,
+        component: Component,
         settings: PluginSettings,
     ) -> Result<Arc<Plugin>> {
-        let bytes = tokio::fs::read(path)
-            .await
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        if !is_component(&bytes) {
-            bail!(
-                "{} is not a WebAssembly component (build it for wasm32-wasip2, or convert a core module with `wasm-tools component new`)",
-                path.display()
-            );
-        }
-        let engine = linker.engine().clone();
-        let component = tokio::task::spawn_blocking(move || Component::new(&engine, &bytes))
-            .await?
-            .map_err(|e| anyhow::anyhow!("cannot compile {}: {e}", path.display()))?;
         let pre = linker
             .instantiate_pre(&component)
             .map_err(|e| anyhow::anyhow!("{} needs imports this host does not provide: {e}", path.display()))?;
@@ -460,8 +449,3 @@ macro_rules! load_guest {
     )*};
 }
 load_guest!(tools, resources, prompts, completion);
-
-/// Components start with the wasm magic and layer 1 (core modules have layer 0).
-fn is_component(bytes: &[u8]) -> bool {
-    bytes.len() >= 8 && bytes[..4] == *b"\0asm" && bytes[6..8] == [1, 0]
-}

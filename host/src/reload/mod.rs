@@ -7,9 +7,10 @@
 //! compiled and validated before it replaces anything; one that fails keeps
 //! the last good version serving and is reported.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -25,6 +26,20 @@ const DEBOUNCE: Duration = Duration::from_millis(150);
 /// How often a file's size is sampled to tell whether a copy is still under way.
 const SETTLE_STEP: Duration = Duration::from_millis(50);
 const SETTLE_ATTEMPTS: u32 = 100;
+/// How long a burst waits, with no event at all, for a plugin file that is
+/// still open for writing (a copy that paused) before loading it anyway.
+const OPEN_WRITE_PATIENCE: Duration = Duration::from_secs(10);
+
+/// What one watcher event says about a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Change {
+    /// Created or written: a writer may still hold it open.
+    Written,
+    /// A writer closed it (inotify's `IN_CLOSE_WRITE`): that copy is complete.
+    Closed,
+    /// Removed, renamed, or anything else that changes it.
+    Other,
+}
 
 /// Loads every plugin in `dir` (in name order), each entering the catalog as
 /// soon as it is ready, then marks the start as done.
@@ -32,21 +47,29 @@ pub async fn load_all(server: Arc<Server>, runtime: Arc<PluginRuntime>, dir: Pat
     for path in wasm_files(&dir) {
         reload(&server, &runtime, &dir, &plugin_name(&path)).await;
     }
-    tracing::info!(dir = %dir.display(), plugins = server.catalog().plugins.len(), "plugins directory loaded");
+    let counts = &runtime.cache.counts;
+    tracing::info!(
+        dir = %dir.display(),
+        plugins = server.catalog().plugins.len(),
+        compiled = counts.compiled.load(Ordering::Relaxed),
+        from_cache = counts.from_cache.load(Ordering::Relaxed),
+        "plugins directory loaded"
+    );
     server.startup_done();
 }
 
 /// Watches `dir` for as long as the process runs.
 pub fn watch(server: Arc<Server>, runtime: Arc<PluginRuntime>, dir: PathBuf) -> Result<()> {
-    let (events, mut changed) = mpsc::unbounded_channel::<PathBuf>();
+    let (events, mut changed) = mpsc::unbounded_channel::<(PathBuf, Change)>();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
         // Our own reads show up as access events; only changes matter.
-        Ok(event) if changes_content(&event.kind) => {
-            for path in event.paths {
-                let _ = events.send(path);
+        Ok(event) => {
+            if let Some(change) = change_of(&event.kind) {
+                for path in event.paths {
+                    let _ = events.send((path, change));
+                }
             }
         }
-        Ok(_) => {}
         Err(e) => tracing::warn!("plugins directory watch error: {e}"),
     })
     .context("cannot start watching the plugins directory")?;
@@ -58,9 +81,24 @@ pub fn watch(server: Arc<Server>, runtime: Arc<PluginRuntime>, dir: PathBuf) -> 
         let _watcher = watcher;
         while let Some(first) = changed.recv().await {
             let mut names = BTreeSet::new();
-            names.extend(affected_plugin(&first));
-            while let Ok(Some(path)) = tokio::time::timeout(DEBOUNCE, changed.recv()).await {
-                names.extend(affected_plugin(&path));
+            // Plugin files created or written and not closed since: a copy under way.
+            let mut open_for_writing = HashSet::new();
+            let mut note = |(path, change): (PathBuf, Change)| {
+                let Some(name) = affected_plugin(&path) else { return };
+                match change {
+                    Change::Written => open_for_writing.insert(path),
+                    Change::Closed | Change::Other => open_for_writing.remove(&path),
+                };
+                names.insert(name);
+            };
+            note(first);
+            loop {
+                // The burst ends after a quiet spell, a long one while a copy has paused.
+                let quiet = if open_for_writing.is_empty() { DEBOUNCE } else { OPEN_WRITE_PATIENCE };
+                match tokio::time::timeout(quiet, changed.recv()).await {
+                    Ok(Some(event)) => note(event),
+                    Ok(None) | Err(_) => break,
+                }
             }
             for name in names {
                 wait_until_settled(&dir.join(format!("{name}.wasm"))).await;
@@ -71,13 +109,15 @@ pub fn watch(server: Arc<Server>, runtime: Arc<PluginRuntime>, dir: PathBuf) -> 
     Ok(())
 }
 
-fn changes_content(kind: &notify::EventKind) -> bool {
-    use notify::EventKind::{Any, Create, Modify, Remove};
-    use notify::event::ModifyKind;
+fn change_of(kind: &notify::EventKind) -> Option<Change> {
+    use notify::EventKind::{Access, Any, Create, Modify, Remove};
+    use notify::event::{AccessKind, AccessMode, CreateKind, ModifyKind};
     match kind {
-        Modify(ModifyKind::Metadata(_)) => false,
-        Any | Create(_) | Modify(_) | Remove(_) => true,
-        _ => false,
+        Modify(ModifyKind::Metadata(_)) => None,
+        Create(CreateKind::File) | Modify(ModifyKind::Data(_) | ModifyKind::Any) => Some(Change::Written),
+        Access(AccessKind::Close(AccessMode::Write)) => Some(Change::Closed),
+        Any | Create(_) | Modify(_) | Remove(_) => Some(Change::Other),
+        _ => None,
     }
 }
 

@@ -1,0 +1,131 @@
+//! Compiled plugins, cached on disk so a restart compiles nothing.
+//!
+//! An entry is keyed by the SHA-256 of the component and a hash of the
+//! engine's configuration (wasmtime version, target, settings), so a changed
+//! plugin or a changed engine never reuses old code. Each entry carries the
+//! SHA-256 of its own contents, checked before it is loaded: a truncated,
+//! corrupt or tampered-with entry is detected, removed and rebuilt, never
+//! loaded blindly. The directory is private to the user (0700, files 0600).
+
+use std::fs;
+use std::hash::{Hash, Hasher};
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use anyhow::{Context, Result};
+use sha2::{Digest, Sha256};
+use wasmtime::Engine;
+use wasmtime::component::Component;
+
+const DIGEST_LEN: usize = 32;
+
+/// How many plugins were compiled and how many came from the cache, since start.
+#[derive(Debug, Default)]
+pub struct CompileCounts {
+    pub compiled: AtomicU64,
+    pub from_cache: AtomicU64,
+}
+
+pub struct CompileCache {
+    dir: Option<PathBuf>,
+    engine_key: String,
+    pub counts: CompileCounts,
+}
+
+/// Feeds a `Hash` value into SHA-256, so the engine's configuration hash is
+/// stable across runs of the same binary.
+struct ShaHasher(Sha256);
+
+impl Hasher for ShaHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    fn finish(&self) -> u64 {
+        unreachable!("only the digest is read")
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl CompileCache {
+    /// A cache in `dir`, or none (compile every time).
+    pub fn new(engine: &Engine, dir: Option<PathBuf>) -> Self {
+        let mut hasher = ShaHasher(Sha256::new());
+        engine.precompile_compatibility_hash().hash(&mut hasher);
+        let engine_key = hex(&hasher.0.finalize()[..8]);
+        Self {
+            dir,
+            engine_key,
+            counts: CompileCounts::default(),
+        }
+    }
+
+    /// The compiled form of `bytes` (the component at `path`), from the cache
+    /// when a sound entry exists, else compiled (on a blocking thread) and stored.
+    pub async fn component(&self, engine: &Engine, path: &Path, bytes: Vec<u8>) -> Result<Component> {
+        let entry = self
+            .dir
+            .as_ref()
+            .map(|dir| dir.join(format!("{}-{}.cwasm", hex(&Sha256::digest(&bytes)), self.engine_key)));
+        if let Some(entry) = &entry
+            && let Some(component) = self.load(engine, entry, path)
+        {
+            self.counts.from_cache.fetch_add(1, Ordering::Relaxed);
+            tracing::info!(path = %path.display(), "loaded compiled plugin from cache");
+            return Ok(component);
+        }
+        let compiling = engine.clone();
+        let component = tokio::task::spawn_blocking(move || Component::new(&compiling, &bytes))
+            .await?
+            .map_err(|e| anyhow::anyhow!("cannot compile {}: {e}", path.display()))?;
+        self.counts.compiled.fetch_add(1, Ordering::Relaxed);
+        tracing::info!(path = %path.display(), "compiled plugin");
+        if let Some(entry) = &entry
+            && let Err(e) = store(&component, entry)
+        {
+            tracing::warn!(entry = %entry.display(), "cannot write the compiled-plugin cache: {e:#}");
+        }
+        Ok(component)
+    }
+
+    /// A verified entry, or `None` (missing, or unsound and removed).
+    fn load(&self, engine: &Engine, entry: &Path, path: &Path) -> Option<Component> {
+        let data = fs::read(entry).ok()?;
+        let sound = data.len() > DIGEST_LEN && Sha256::digest(&data[DIGEST_LEN..])[..] == data[..DIGEST_LEN];
+        // SAFETY: the artifact was written by `store` from `Component::serialize`
+        // of this same engine configuration (the key says so) and its checksum
+        // matches, so it is exactly what wasmtime produced.
+        let component = if sound {
+            unsafe { Component::deserialize(engine, &data[DIGEST_LEN..]) }.ok()
+        } else {
+            None
+        };
+        if component.is_none() {
+            tracing::warn!(entry = %entry.display(), plugin = %path.display(), "stale or corrupt compiled-plugin cache entry; recompiling");
+            let _ = fs::remove_file(entry);
+        }
+        component
+    }
+}
+
+/// Writes `component` to `entry` atomically (temp file, then rename), readable by this user only.
+fn store(component: &Component, entry: &Path) -> Result<()> {
+    let artifact = component.serialize()?;
+    let temp = entry.with_extension(format!("tmp{}", std::process::id()));
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&temp)
+        .with_context(|| format!("cannot create {}", temp.display()))?;
+    file.write_all(&Sha256::digest(&artifact))?;
+    file.write_all(&artifact)?;
+    file.sync_all()?;
+    fs::rename(&temp, entry).with_context(|| format!("cannot move {} into place", temp.display()))
+}

@@ -31,6 +31,7 @@ node-deps:
 ## test: every test (Rust end-to-end tests and the Node clients)
 test: build plugins node-deps
 	$(CARGO) test --release --workspace
+	$(CARGO) test --manifest-path sdk-guest/Cargo.toml
 	cd tests/node && ./run-tests.sh
 
 ## bench: the benchmarks

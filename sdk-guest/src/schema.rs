@@ -34,6 +34,7 @@ fn object_schema<T: JsonSchema>(settings: SchemaSettings) -> Value {
     if let Value::Object(map) = &mut schema {
         map.remove("title");
     }
+    drop_nonstandard_formats(&mut schema);
     match schema {
         Value::Bool(true) => json!({"type": "object", "properties": {}}),
         Value::Object(map) if map.is_empty() => json!({"type": "object", "properties": {}}),
@@ -45,6 +46,49 @@ fn object_schema<T: JsonSchema>(settings: SchemaSettings) -> Value {
             "`{}` must be a struct with named fields (a JSON object), but its schema is {other}",
             T::schema_name()
         ),
+    }
+}
+
+/// The `format` values JSON Schema 2020-12 defines; clients' validators know these.
+const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Removes formats schemars adds for Rust number types (`uint`, `int32`, `double`, …):
+/// they are not JSON Schema formats, and clients' validators warn about them.
+/// The ranges they imply stay, as `minimum` and `maximum`.
+fn drop_nonstandard_formats(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            if map
+                .get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|f| !STANDARD_FORMATS.contains(&f))
+            {
+                map.remove("format");
+            }
+            map.values_mut().for_each(drop_nonstandard_formats);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_nonstandard_formats),
+        _ => {}
     }
 }
 
@@ -67,6 +111,20 @@ mod tests {
     enum Case {
         Upper,
         Lower,
+    }
+
+    #[derive(serde::Serialize, JsonSchema)]
+    struct Counts {
+        words: usize,
+        ratio: f64,
+    }
+
+    #[test]
+    fn rust_number_formats_are_dropped_but_ranges_stay() {
+        let schema = output_schema::<Counts>();
+        assert!(schema["properties"]["words"].get("format").is_none(), "{schema}");
+        assert_eq!(schema["properties"]["words"]["minimum"], json!(0));
+        assert!(schema["properties"]["ratio"].get("format").is_none(), "{schema}");
     }
 
     #[test]

@@ -188,23 +188,27 @@ impl Plugin {
         if let Some(indices) = &self.exports.tools {
             let mut call = self.start(scope(), &self.limits).await?;
             let guest = call.load(indices)?;
-            let result = guest.call_list_tools(&mut call.store).await;
+            let watchdog = call.watchdog();
+            let result = watchdog.run(guest.call_list_tools(&mut call.store)).await;
             listing.tools = self.finish(call, "tools/list", result)?;
         }
         if let Some(indices) = &self.exports.resources {
             let mut call = self.start(scope(), &self.limits).await?;
             let guest = call.load(indices)?;
-            let result = guest.call_list_resources(&mut call.store).await;
+            let watchdog = call.watchdog();
+            let result = watchdog.run(guest.call_list_resources(&mut call.store)).await;
             listing.resources = self.finish(call, "resources/list", result)?;
             let mut call = self.start(scope(), &self.limits).await?;
             let guest = call.load(indices)?;
-            let result = guest.call_list_resource_templates(&mut call.store).await;
+            let watchdog = call.watchdog();
+            let result = watchdog.run(guest.call_list_resource_templates(&mut call.store)).await;
             listing.templates = self.finish(call, "resources/templates/list", result)?;
         }
         if let Some(indices) = &self.exports.prompts {
             let mut call = self.start(scope(), &self.limits).await?;
             let guest = call.load(indices)?;
-            let result = guest.call_list_prompts(&mut call.store).await;
+            let watchdog = call.watchdog();
+            let result = watchdog.run(guest.call_list_prompts(&mut call.store)).await;
             listing.prompts = self.finish(call, "prompts/list", result)?;
         }
         Ok(listing)
@@ -242,7 +246,10 @@ impl Plugin {
         let limits = self.tool_limits(name);
         let mut call = self.start(scope, limits).await?;
         let guest = call.load(indices)?;
-        let result = guest.call_call_tool(&mut call.store, name, arguments).await;
+        let watchdog = call.watchdog();
+        let result = watchdog
+            .run(guest.call_call_tool(&mut call.store, name, arguments))
+            .await;
         self.finish(call, "tools/call", result)?.map_err(CallError::Plugin)
     }
 
@@ -258,7 +265,8 @@ impl Plugin {
             .ok_or(CallError::Unsupported("resources"))?;
         let mut call = self.start(scope, &self.limits).await?;
         let guest = call.load(indices)?;
-        let result = guest.call_read_resource(&mut call.store, uri).await;
+        let watchdog = call.watchdog();
+        let result = watchdog.run(guest.call_read_resource(&mut call.store, uri)).await;
         self.finish(call, "resources/read", result)?.map_err(CallError::Plugin)
     }
 
@@ -271,7 +279,10 @@ impl Plugin {
         let indices = self.exports.prompts.as_ref().ok_or(CallError::Unsupported("prompts"))?;
         let mut call = self.start(scope, &self.limits).await?;
         let guest = call.load(indices)?;
-        let result = guest.call_get_prompt(&mut call.store, name, arguments).await;
+        let watchdog = call.watchdog();
+        let result = watchdog
+            .run(guest.call_get_prompt(&mut call.store, name, arguments))
+            .await;
         self.finish(call, "prompts/get", result)?.map_err(CallError::Plugin)
     }
 
@@ -287,7 +298,8 @@ impl Plugin {
             .ok_or(CallError::Unsupported("completion"))?;
         let mut call = self.start(scope, &self.limits).await?;
         let guest = call.load(indices)?;
-        let result = guest.call_complete(&mut call.store, request).await;
+        let watchdog = call.watchdog();
+        let result = watchdog.run(guest.call_complete(&mut call.store, request)).await;
         self.finish(call, "completion/complete", result)?
             .map_err(CallError::Plugin)
     }
@@ -381,29 +393,32 @@ impl Plugin {
     /// to our stderr; returns the last line of its stderr.
     fn forward_output(&self, call: &Call) -> String {
         let scope = &call.store.data().scope;
-        let mut last_stderr_line = String::new();
-        for (stream, pipe, level) in [
-            ("stdout", &call.output.stdout, LogLevel::Info),
-            ("stderr", &call.output.stderr, LogLevel::Warning),
-        ] {
-            let bytes = pipe.contents();
-            if bytes.is_empty() {
-                continue;
-            }
-            let text = String::from_utf8_lossy(&bytes);
+        let outputs = [
+            ("stdout", call.output.stdout.contents(), LogLevel::Info),
+            ("stderr", call.output.stderr.contents(), LogLevel::Warning),
+        ];
+        for (stream, bytes, level) in &outputs {
+            let text = String::from_utf8_lossy(bytes);
             for line in text.lines().filter(|l| !l.trim().is_empty()) {
                 tracing::info!(plugin = %self.name, stream, "{line}");
                 scope.log(
                     &self.name,
-                    level,
+                    *level,
                     serde_json::Value::String(format!("[{stream}] {line}")),
                 );
-                if stream == "stderr" {
-                    last_stderr_line = line.to_owned();
-                }
             }
         }
-        last_stderr_line
+        // The last lines of stderr, without Rust's backtrace hint: for a panic,
+        // where it happened and its message.
+        let stderr = String::from_utf8_lossy(&outputs[1].1);
+        stderr_tail.extend(
+            stderr
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with("note: run with")),
+        );
+        let keep = stderr_tail.len().saturating_sub(2);
+        stderr_tail[keep..].join(" ")
     }
 }
 
@@ -424,7 +439,43 @@ fn classify(store: &Store<CallState>, limits: &Limits, error: wasmtime::Error) -
     }
 }
 
+/// Ends a call that is not running wasm (blocked in a host call such as a
+/// WASI sleep or poll) once its deadline passes; epoch interruption covers
+/// the time it runs wasm. Time spent waiting on the client is not counted.
+struct Watchdog {
+    scope: Arc<CallScope>,
+    started: Instant,
+    deadline: std::time::Duration,
+}
+
+impl Watchdog {
+    async fn run<T>(&self, call: impl Future<Output = wasmtime::Result<T>>) -> wasmtime::Result<T> {
+        tokio::select! {
+            result = call => result,
+            _ = self.expired() => Err(LimitHit::Deadline(self.deadline).into()),
+        }
+    }
+
+    async fn expired(&self) {
+        loop {
+            let due = self.started + self.deadline + self.scope.time_waiting_on_client();
+            if Instant::now() >= due {
+                return;
+            }
+            tokio::time::sleep_until(due.into()).await;
+        }
+    }
+}
+
 impl Call {
+    fn watchdog(&self) -> Watchdog {
+        Watchdog {
+            scope: self.store.data().scope.clone(),
+            started: self.started,
+            deadline: self.limits.deadline,
+        }
+    }
+
     fn load<I: LoadGuest>(&mut self, indices: &I) -> Result<I::Guest, CallError> {
         indices
             .load_guest(&mut self.store, &self.instance)

@@ -318,6 +318,7 @@ impl Plugin {
             memory: MemoryMeter::new(limits.memory_bytes),
             scope,
             plugin: self.name.clone(),
+            network: self.grants.network(),
         };
         let mut store = Store::new(self.pre.engine(), state);
         store.limiter(|state| &mut state.memory);
@@ -411,12 +412,11 @@ impl Plugin {
         // The last lines of stderr, without Rust's backtrace hint: for a panic,
         // where it happened and its message.
         let stderr = String::from_utf8_lossy(&outputs[1].1);
-        stderr_tail.extend(
-            stderr
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with("note: run with")),
-        );
+        let stderr_tail: Vec<&str> = stderr
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with("note: run with"))
+            .collect();
         let keep = stderr_tail.len().saturating_sub(2);
         stderr_tail[keep..].join(" ")
     }

@@ -33,6 +33,7 @@ test: build plugins node-deps
 	$(CARGO) test --release --workspace
 	$(CARGO) test --manifest-path sdk-guest/Cargo.toml
 	cd tests/node && ./run-tests.sh
+	cd tests/node && ./conformance.sh
 
 ## bench: the benchmarks
 bench: build plugins

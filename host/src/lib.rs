@@ -6,6 +6,7 @@
 
 pub mod catalog;
 pub mod config;
+pub mod inspect;
 pub mod manifest;
 pub mod plugins;
 pub mod protocol;

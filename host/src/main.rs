@@ -13,6 +13,8 @@ use wasm_mcp::plugins::PluginRuntime;
 use wasm_mcp::session::Server;
 use wasm_mcp::{reload, transport};
 
+mod http_args;
+
 #[derive(Parser)]
 #[command(
     name = "wasm-mcp",
@@ -25,9 +27,19 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once; boxing buys nothing
 enum Command {
     /// Serve the plugins in a directory over stdio (or Streamable HTTP with --http).
     Serve(ServeArgs),
+    /// Show what a plugin exports and imports, what its manifest grants, and warnings.
+    #[command(alias = "inspect")]
+    Check(CheckArgs),
+}
+
+#[derive(Args)]
+struct CheckArgs {
+    /// The plugin component (`NAME.wasm`; its manifest `NAME.toml` is read from beside it).
+    plugin: PathBuf,
 }
 
 #[derive(Args)]
@@ -35,9 +47,8 @@ struct ServeArgs {
     /// Directory of plugin components (`NAME.wasm`, with an optional `NAME.toml` manifest).
     #[arg(long, default_value = "plugins", env = "WASM_MCP_PLUGINS")]
     plugins: PathBuf,
-    /// Serve Streamable HTTP on this address instead of stdio.
-    #[arg(long, value_name = "ADDR")]
-    http: Option<String>,
+    #[command(flatten)]
+    http: http_args::HttpArgs,
     /// A TOML file of host-wide settings ([limits] and [server]); flags override it.
     #[arg(long, value_name = "FILE", env = "WASM_MCP_CONFIG")]
     config: Option<PathBuf>,
@@ -107,15 +118,28 @@ fn main() -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     match cli.command {
         Command::Serve(args) => runtime.block_on(serve(args)),
+        Command::Check(args) => runtime.block_on(check(args)),
     }
 }
 
-async fn serve(args: ServeArgs) -> Result<()> {
-    if let Some(addr) = &args.http {
-        bail!(
-            "the Streamable HTTP transport (--http {addr}) is not available in this build yet; serve over stdio by leaving out --http"
-        );
+/// `check`: the report on stdout; exits 1 with the reason on stderr when the plugin does not load.
+async fn check(args: CheckArgs) -> Result<()> {
+    let failure = match wasm_mcp::inspect::Inspection::run(&args.plugin).await {
+        Ok(inspection) => {
+            print!("{}", inspection.render());
+            inspection.failure()
+        }
+        Err(e) => Some(format!("{e:#}")),
+    };
+    if let Some(why) = failure {
+        eprintln!("wasm-mcp check: {} does not load: {why}", args.plugin.display());
+        std::process::exit(1);
     }
+    Ok(())
+}
+
+async fn serve(args: ServeArgs) -> Result<()> {
+    let http = args.http.config()?;
     let file = match &args.config {
         Some(path) => ConfigFile::load(path)?,
         None => ConfigFile::default(),
@@ -145,8 +169,16 @@ async fn serve(args: ServeArgs) -> Result<()> {
     if !args.no_watch {
         reload::watch(server.clone(), runtime.clone(), args.plugins.clone())?;
     }
-    tokio::spawn(reload::load_all(server.clone(), runtime, args.plugins));
-    transport::stdio::serve(server).await
+    // `runtime` stays alive for the whole serve: it owns the engine's epoch
+    // ticker, which drives deadlines, cancellation and yielding. (With
+    // --no-watch, nothing else holds it once the start-up load is done.)
+    tokio::spawn(reload::load_all(server.clone(), runtime.clone(), args.plugins));
+    let served = match http {
+        Some(config) => transport::http::serve(server, config).await,
+        None => transport::stdio::serve(server).await,
+    };
+    drop(runtime);
+    served
 }
 
 /// Creates `dir` if needed, readable and writable by this user only: compiled

@@ -1,6 +1,6 @@
 // Shared by the Node end-to-end tests: where the binary and the plugins are,
 // and an official MCP TypeScript SDK client connected to the real binary.
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -27,7 +27,15 @@ export function allPluginsDir() {
   const dir = mkdtempSync(join(tmpdir(), "wasm-mcp-node-plugins-"));
   for (const source of [pluginsDir, testPluginsDir]) {
     for (const file of readdirSync(source)) {
-      if (file.endsWith(".wasm") || file.endsWith(".toml")) copyFileSync(join(source, file), join(dir, file));
+      if (file.endsWith(".wasm")) copyFileSync(join(source, file), join(dir, file));
+      // A manifest's relative directory grants are relative to its folder: keep them pointing at the same place.
+      if (file.endsWith(".toml")) {
+        const text = readFileSync(join(source, file), "utf8").replace(
+          /^(\s*host\s*=\s*)"([^"/][^"]*)"/gm,
+          (_, key, path) => `${key}${JSON.stringify(resolve(source, path))}`,
+        );
+        writeFileSync(join(dir, file), text);
+      }
     }
   }
   return { path: dir, remove: () => rmSync(dir, { recursive: true, force: true }) };

@@ -84,7 +84,10 @@ impl PluginDir {
         let wasm = plugin_wasm(name);
         let manifest = wasm.with_extension("toml");
         if manifest.is_file() {
-            self.install(&manifest, &format!("{as_name}.toml"));
+            let text =
+                std::fs::read_to_string(&manifest).unwrap_or_else(|e| panic!("read {}: {e}", manifest.display()));
+            let base = manifest.parent().expect("a manifest has a folder");
+            self.add_file(&format!("{as_name}.toml"), absolute_hosts(&text, base).as_bytes());
         }
         self.install(&wasm, &format!("{as_name}.wasm"))
     }
@@ -123,4 +126,34 @@ impl PluginDir {
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
+}
+
+/// `text` (a manifest) with each relative `host = "..."` directory made
+/// absolute against `base`, the folder it was copied from, so the copy
+/// grants the same directories as the original.
+fn absolute_hosts(text: &str, base: &Path) -> String {
+    text.lines()
+        .map(|line| {
+            let trimmed = line.trim_start();
+            let Some(value) = trimmed
+                .strip_prefix("host")
+                .map(str::trim_start)
+                .and_then(|rest| rest.strip_prefix('='))
+                .map(str::trim)
+            else {
+                return line.to_string();
+            };
+            let Some(path) = value.strip_prefix('"').and_then(|v| v.split('"').next()) else {
+                return line.to_string();
+            };
+            if Path::new(path).is_absolute() {
+                return line.to_string();
+            }
+            let absolute = base.join(path);
+            let absolute = absolute.canonicalize().unwrap_or(absolute);
+            format!("host = {:?}", absolute.display().to_string())
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
 }

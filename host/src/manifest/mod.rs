@@ -1,5 +1,5 @@
 //! The plugin manifest, `NAME.toml` beside `NAME.wasm`: what the operator
-//! grants the plugin (directories, environment), the limits its calls
+//! grants the plugin (directories, environment, network), the limits its calls
 //! run under, and how its names are exposed. No manifest grants nothing.
 //!
 //! Parsing is strict: an unknown key or an invalid value is an error that
@@ -13,6 +13,9 @@ use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
 use crate::plugins::Limits;
+
+mod network;
+pub use network::{HostPattern, IpNet, NetRule, NetworkSettings, PortRange};
 
 /// Limit settings, as written in a manifest or the host's config file.
 /// Absent keys inherit.
@@ -125,6 +128,9 @@ pub struct Manifest {
     /// Environment variables the plugin sees.
     #[serde(default)]
     pub env: BTreeMap<String, EnvValue>,
+    /// Addresses the plugin may connect to.
+    #[serde(default)]
+    pub network: NetworkSettings,
 }
 
 impl Manifest {
@@ -253,10 +259,20 @@ mod tests {
             [env]
             LANG = "C"
             TOKEN = { from_host = "HOME" }
+            [network]
+            allow = ["api.example.com:443", "127.0.0.1:8080", "[::1]:*", "10.0.0.0/8:80-90"]
             "#,
         )
         .unwrap();
         assert_eq!(m.prefix.as_deref(), Some("docs"));
+        assert_eq!(m.network.allow.len(), 4);
+        assert_eq!(
+            m.network.allow[1].ports,
+            PortRange {
+                first: 8080,
+                last: 8080
+            }
+        );
         assert_eq!(m.tools["slow"].task_support, Some(TaskSupportSetting::Required));
         assert!(m.directories[0].host.is_absolute());
         let limits = m.plugin_limits(&Limits::default()).unwrap();
@@ -277,6 +293,13 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("guest"), "{err}");
+        let err = parse("[network]\nallow = [\"example.com\"]\n").unwrap_err().to_string();
+        assert!(
+            err.contains("network.allow") && err.contains("example.com") && err.contains(".toml"),
+            "{err}"
+        );
+        let err = parse("[network]\nalow = []\n").unwrap_err().to_string();
+        assert!(err.contains("alow") && err.contains(".toml"), "{err}");
         let err = parse("[limits]\ntimeout_secs = -1\n")
             .unwrap()
             .plugin_limits(&Limits::default())

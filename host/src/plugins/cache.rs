@@ -2,9 +2,10 @@
 //!
 //! An entry is keyed by the SHA-256 of the component and a hash of the
 //! engine's configuration (wasmtime version, target, settings), so a changed
-//! plugin or a changed engine never reuses old code. Each entry carries the
-//! SHA-256 of its own contents, checked before it is loaded: a truncated,
-//! corrupt or tampered-with entry is detected, removed and rebuilt, never
+//! plugin or a changed engine never reuses old code. Each entry starts with a
+//! seal, the SHA-256 of the component's hash and the compiled code together,
+//! checked before it is loaded: a truncated, corrupt or misfiled entry (code
+//! compiled from another component) is detected, removed and rebuilt, never
 //! loaded blindly. The directory is private to the user (0700, files 0600).
 
 use std::fs;
@@ -68,12 +69,13 @@ impl CompileCache {
     /// The compiled form of `bytes` (the component at `path`), from the cache
     /// when a sound entry exists, else compiled (on a blocking thread) and stored.
     pub async fn component(&self, engine: &Engine, path: &Path, bytes: Vec<u8>) -> Result<Component> {
+        let source: [u8; DIGEST_LEN] = Sha256::digest(&bytes).into();
         let entry = self
             .dir
             .as_ref()
-            .map(|dir| dir.join(format!("{}-{}.cwasm", hex(&Sha256::digest(&bytes)), self.engine_key)));
+            .map(|dir| dir.join(format!("{}-{}.cwasm", hex(&source), self.engine_key)));
         if let Some(entry) = &entry
-            && let Some(component) = self.load(engine, entry, path)
+            && let Some(component) = self.load(engine, entry, &source, path)
         {
             self.counts.from_cache.fetch_add(1, Ordering::Relaxed);
             tracing::info!(path = %path.display(), "loaded compiled plugin from cache");
@@ -86,7 +88,7 @@ impl CompileCache {
         self.counts.compiled.fetch_add(1, Ordering::Relaxed);
         tracing::info!(path = %path.display(), "compiled plugin");
         if let Some(entry) = &entry
-            && let Err(e) = store(&component, entry)
+            && let Err(e) = store(&component, &source, entry)
         {
             tracing::warn!(entry = %entry.display(), "cannot write the compiled-plugin cache: {e:#}");
         }
@@ -94,12 +96,13 @@ impl CompileCache {
     }
 
     /// A verified entry, or `None` (missing, or unsound and removed).
-    fn load(&self, engine: &Engine, entry: &Path, path: &Path) -> Option<Component> {
+    fn load(&self, engine: &Engine, entry: &Path, source: &[u8; DIGEST_LEN], path: &Path) -> Option<Component> {
         let data = fs::read(entry).ok()?;
-        let sound = data.len() > DIGEST_LEN && Sha256::digest(&data[DIGEST_LEN..])[..] == data[..DIGEST_LEN];
+        let sound = data.len() > DIGEST_LEN && seal(source, &data[DIGEST_LEN..])[..] == data[..DIGEST_LEN];
         // SAFETY: the artifact was written by `store` from `Component::serialize`
-        // of this same engine configuration (the key says so) and its checksum
-        // matches, so it is exactly what wasmtime produced.
+        // of this same engine configuration (the key says so), compiled from
+        // this very component, and its seal matches, so it is exactly what
+        // wasmtime produced.
         let component = if sound {
             unsafe { Component::deserialize(engine, &data[DIGEST_LEN..]) }.ok()
         } else {
@@ -113,8 +116,17 @@ impl CompileCache {
     }
 }
 
+/// What an entry starts with: binds the compiled code to the component it came from.
+fn seal(source: &[u8; DIGEST_LEN], artifact: &[u8]) -> [u8; DIGEST_LEN] {
+    Sha256::new()
+        .chain_update(source)
+        .chain_update(artifact)
+        .finalize()
+        .into()
+}
+
 /// Writes `component` to `entry` atomically (temp file, then rename), readable by this user only.
-fn store(component: &Component, entry: &Path) -> Result<()> {
+fn store(component: &Component, source: &[u8; DIGEST_LEN], entry: &Path) -> Result<()> {
     let artifact = component.serialize()?;
     let temp = entry.with_extension(format!("tmp{}", std::process::id()));
     let mut file = fs::OpenOptions::new()
@@ -124,7 +136,7 @@ fn store(component: &Component, entry: &Path) -> Result<()> {
         .mode(0o600)
         .open(&temp)
         .with_context(|| format!("cannot create {}", temp.display()))?;
-    file.write_all(&Sha256::digest(&artifact))?;
+    file.write_all(&seal(source, &artifact))?;
     file.write_all(&artifact)?;
     file.sync_all()?;
     fs::rename(&temp, entry).with_context(|| format!("cannot move {} into place", temp.display()))

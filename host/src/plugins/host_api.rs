@@ -25,6 +25,8 @@ pub struct CallState {
     pub scope: Arc<CallScope>,
     /// The plugin's name: the logger of its messages.
     pub plugin: Arc<str>,
+    /// The plugin's network grants (the name lookups it may make).
+    pub network: Arc<crate::sandbox::NetworkPolicy>,
 }
 
 impl WasiView for CallState {

@@ -52,6 +52,8 @@ impl PluginRuntime {
         let cache = CompileCache::new(engine.engine(), cache_dir);
         let mut linker = Linker::new(engine.engine());
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        // Name lookups only for the names a plugin's manifest grants.
+        crate::sandbox::dns::add_to_linker(&mut linker)?;
         bindings::Plugin::add_to_linker::<_, HasSelf<CallState>>(&mut linker, |state| state)?;
         Ok(Self {
             _engine: engine,
@@ -78,7 +80,7 @@ impl PluginRuntime {
         }
         let component = self.cache.component(self.linker.engine(), path, bytes).await?;
         let settings = PluginSettings {
-            grants: Grants::from_manifest(&manifest)?,
+            grants: Grants::from_manifest(&plugin_name(path), &manifest)?,
             limits: manifest.plugin_limits(&self.limits)?,
             max_concurrent_calls: manifest
                 .limits

@@ -54,6 +54,9 @@ impl std::fmt::Display for CallError {
     }
 }
 
+/// Characters of a crashed plugin's stderr quoted in its error.
+const STDERR_TAIL_CHARS: usize = 500;
+
 /// The error the epoch callback raises when the request was cancelled.
 #[derive(Debug)]
 struct Cancelled;
@@ -374,7 +377,7 @@ impl Plugin {
     /// Ends a call: forwards its captured output, logs what it used, and turns
     /// a trap into the error that says which limit or fault stopped it.
     fn finish<T>(&self, call: Call, what: &str, result: wasmtime::Result<T>) -> Result<T, CallError> {
-        let fuel_used = self.limits.fuel.saturating_sub(call.store.get_fuel().unwrap_or(0));
+        let fuel_used = call.limits.fuel.saturating_sub(call.store.get_fuel().unwrap_or(0));
         tracing::debug!(
             plugin = %self.name, call = what, fuel_used,
             wall_ms = call.started.elapsed().as_secs_f64() * 1000.0,
@@ -418,7 +421,11 @@ impl Plugin {
             .filter(|l| !l.is_empty() && !l.starts_with("note: run with"))
             .collect();
         let keep = stderr_tail.len().saturating_sub(2);
-        stderr_tail[keep..].join(" ")
+        let tail = stderr_tail[keep..].join(" ");
+        match tail.char_indices().nth(STDERR_TAIL_CHARS) {
+            Some((cut, _)) => format!("{}…", &tail[..cut]),
+            None => tail,
+        }
     }
 }
 

@@ -50,7 +50,16 @@ pub struct CallScope {
     progress_token: Option<Value>,
     last_progress: Mutex<Option<f64>>,
     cancel: CancellationToken,
-    waited: Mutex<Duration>,
+    waited: Mutex<ClientWaits>,
+}
+
+/// Time a call spent waiting on the client: the finished waits, and the
+/// start of the one in progress (so a deadline check made during a wait
+/// does not charge it).
+#[derive(Default)]
+struct ClientWaits {
+    finished: Duration,
+    current: Option<Instant>,
 }
 
 impl CallScope {
@@ -60,7 +69,7 @@ impl CallScope {
             progress_token,
             last_progress: Mutex::new(None),
             cancel,
-            waited: Mutex::new(Duration::ZERO),
+            waited: Mutex::new(ClientWaits::default()),
         }
     }
 
@@ -72,9 +81,11 @@ impl CallScope {
         self.cancel.is_cancelled()
     }
 
-    /// Time this call spent waiting on the client, which its deadline does not count.
+    /// Time this call spent waiting on the client, which its deadline does
+    /// not count, including the wait in progress, if any.
     pub fn time_waiting_on_client(&self) -> Duration {
-        *self.waited.lock().unwrap()
+        let waits = self.waited.lock().unwrap();
+        waits.finished + waits.current.map_or(Duration::ZERO, |since| since.elapsed())
     }
 
     pub fn log(&self, logger: &str, level: LogLevel, data: Value) {
@@ -105,11 +116,14 @@ impl CallScope {
     /// Asks the client; stops waiting when the request is cancelled.
     pub async fn ask_client(&self, method: &'static str, params: Value) -> Result<Value, ClientRequestError> {
         let started = Instant::now();
+        self.waited.lock().unwrap().current = Some(started);
         let answer = tokio::select! {
             answer = self.link.request(method, params) => answer,
             _ = self.cancel.cancelled() => Err(ClientRequestError::Cancelled),
         };
-        *self.waited.lock().unwrap() += started.elapsed();
+        let mut waits = self.waited.lock().unwrap();
+        waits.current = None;
+        waits.finished += started.elapsed();
         answer
     }
 

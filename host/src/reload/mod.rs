@@ -62,7 +62,8 @@ pub async fn load_all(server: Arc<Server>, runtime: Arc<PluginRuntime>, dir: Pat
 pub fn watch(server: Arc<Server>, runtime: Arc<PluginRuntime>, dir: PathBuf) -> Result<()> {
     let (events, mut changed) = mpsc::unbounded_channel::<(PathBuf, Change)>();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
-        // Our own reads show up as access events; only changes matter.
+        // Opens and reads (ours too) are ignored; writes, closes after writing,
+        // creations, removals and renames matter.
         Ok(event) => {
             if let Some(change) = change_of(&event.kind) {
                 for path in event.paths {
@@ -80,26 +81,21 @@ pub fn watch(server: Arc<Server>, runtime: Arc<PluginRuntime>, dir: PathBuf) -> 
     tokio::spawn(async move {
         let _watcher = watcher;
         while let Some(first) = changed.recv().await {
-            let mut names = BTreeSet::new();
-            // Plugin files created or written and not closed since: a copy under way.
-            let mut open_for_writing = HashSet::new();
-            let mut note = |(path, change): (PathBuf, Change)| {
-                let Some(name) = affected_plugin(&path) else { return };
-                match change {
-                    Change::Written => open_for_writing.insert(path),
-                    Change::Closed | Change::Other => open_for_writing.remove(&path),
-                };
-                names.insert(name);
-            };
-            note(first);
+            let mut burst = Burst::default();
+            burst.note(first);
             loop {
                 // The burst ends after a quiet spell, a long one while a copy has paused.
-                let quiet = if open_for_writing.is_empty() { DEBOUNCE } else { OPEN_WRITE_PATIENCE };
+                let quiet = if burst.open_for_writing.is_empty() {
+                    DEBOUNCE
+                } else {
+                    OPEN_WRITE_PATIENCE
+                };
                 match tokio::time::timeout(quiet, changed.recv()).await {
-                    Ok(Some(event)) => note(event),
+                    Ok(Some(event)) => burst.note(event),
                     Ok(None) | Err(_) => break,
                 }
             }
+            let names = burst.names;
             for name in names {
                 wait_until_settled(&dir.join(format!("{name}.wasm"))).await;
                 reload(&server, &runtime, &dir, &name).await;
@@ -109,12 +105,36 @@ pub fn watch(server: Arc<Server>, runtime: Arc<PluginRuntime>, dir: PathBuf) -> 
     Ok(())
 }
 
+/// The plugins one burst of events touches.
+#[derive(Default)]
+struct Burst {
+    names: BTreeSet<String>,
+    /// Plugin files created or written and not closed since: copies under way.
+    open_for_writing: HashSet<PathBuf>,
+}
+
+impl Burst {
+    fn note(&mut self, (path, change): (PathBuf, Change)) {
+        let Some(name) = affected_plugin(&path) else { return };
+        match change {
+            Change::Written => self.open_for_writing.insert(path),
+            Change::Closed | Change::Other => self.open_for_writing.remove(&path),
+        };
+        self.names.insert(name);
+    }
+}
+
 fn change_of(kind: &notify::EventKind) -> Option<Change> {
     use notify::EventKind::{Access, Any, Create, Modify, Remove};
     use notify::event::{AccessKind, AccessMode, CreateKind, ModifyKind};
     match kind {
         Modify(ModifyKind::Metadata(_)) => None,
-        Create(CreateKind::File) | Modify(ModifyKind::Data(_) | ModifyKind::Any) => Some(Change::Written),
+        // Only inotify reports closes; elsewhere a write is a change like any other.
+        Create(CreateKind::File) | Modify(ModifyKind::Data(_) | ModifyKind::Any)
+            if cfg!(any(target_os = "linux", target_os = "android")) =>
+        {
+            Some(Change::Written)
+        }
         Access(AccessKind::Close(AccessMode::Write)) => Some(Change::Closed),
         Any | Create(_) | Modify(_) | Remove(_) => Some(Change::Other),
         _ => None,
@@ -134,6 +154,11 @@ fn affected_plugin(path: &Path) -> Option<String> {
 
 /// Brings plugin `name` in line with the directory: load it, replace it, or remove it.
 async fn reload(server: &Server, runtime: &PluginRuntime, dir: &Path, name: &str) {
+    // One reload at a time, so the start and the watcher never race: a slow
+    // load of an old version finishing after a fast load of its replacement
+    // would put the old version back.
+    static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    let _turn = ONE_AT_A_TIME.lock().await;
     let path = dir.join(format!("{name}.wasm"));
     if !path.is_file() {
         if server.catalog().plugins.iter().any(|p| &*p.name == name) {

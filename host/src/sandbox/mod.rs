@@ -3,13 +3,21 @@
 //! Deny by default: no files, no environment, no network, no arguments, and
 //! stdio that never reaches the protocol stream (stdin is empty; stdout and
 //! stderr are captured into bounded buffers). A manifest can grant directories
-//! (through cap-std preopens, so no path escapes them) and environment variables.
+//! (through cap-std preopens, so no path escapes them), environment variables
+//! and outgoing network access ([`NetworkPolicy`]: checked on every resolved
+//! address, with name lookups limited to granted names by [`dns`]).
+
+pub mod dns;
+mod network;
+
+use std::sync::Arc;
 
 use anyhow::{Result, bail};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{FsPerms, WasiCtx};
 
 use crate::manifest::{DirectoryGrant, Manifest};
+pub use network::{NetworkPolicy, Resolver};
 
 /// Bytes of guest stdout or stderr kept per call; writes beyond fail in the guest.
 pub const CAPTURED_OUTPUT_BYTES: usize = 64 << 10;
@@ -21,15 +29,26 @@ pub struct CapturedOutput {
 }
 
 /// What a plugin is granted, resolved when it loads.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Grants {
     directories: Vec<DirectoryGrant>,
     env: Vec<(String, String)>,
+    network: Arc<NetworkPolicy>,
+}
+
+impl Default for Grants {
+    fn default() -> Self {
+        Self {
+            directories: Vec::new(),
+            env: Vec::new(),
+            network: Arc::new(NetworkPolicy::new("", Vec::new())),
+        }
+    }
 }
 
 impl Grants {
-    /// The grants of `manifest`; granted directories must exist.
-    pub fn from_manifest(manifest: &Manifest) -> Result<Self> {
+    /// The grants of `plugin`'s `manifest`; granted directories must exist.
+    pub fn from_manifest(plugin: &str, manifest: &Manifest) -> Result<Self> {
         for dir in &manifest.directories {
             if !dir.host.is_dir() {
                 bail!(
@@ -42,7 +61,13 @@ impl Grants {
         Ok(Self {
             directories: manifest.directories.clone(),
             env: manifest.resolved_env(),
+            network: Arc::new(NetworkPolicy::new(plugin, manifest.network.allow.clone())),
         })
+    }
+
+    /// The network policy every call of the plugin shares.
+    pub fn network(&self) -> Arc<NetworkPolicy> {
+        self.network.clone()
     }
 
     /// A WASI context with exactly these grants, and the buffers its stdio writes to.
@@ -63,6 +88,19 @@ impl Grants {
                 FsPerms::ReadOnly
             };
             builder.preopened_dir(&dir.host, &dir.guest, perms)?;
+        }
+        // Sockets stay off (wasmtime-wasi's default) unless the manifest grants
+        // some address; then every address a socket uses is checked.
+        if !self.network.is_empty() {
+            let policy = self.network.clone();
+            builder
+                .allow_tcp(true)
+                .allow_udp(true)
+                .allow_ip_name_lookup(true)
+                .socket_addr_check(move |addr, usage| {
+                    let policy = policy.clone();
+                    Box::pin(async move { policy.check(addr, usage).await })
+                });
         }
         Ok((builder.build(), output))
     }

@@ -12,7 +12,7 @@ use crate::catalog::pagination::{self, ListKind};
 use crate::catalog::{Catalog, ToolEntry};
 use crate::plugins::bindings::tools::TaskSupport;
 use crate::plugins::bindings::{completion, types};
-use crate::plugins::{CallError, CallScope, wire};
+use crate::plugins::{CallError, CallScope, Plugin, wire};
 use crate::protocol::jsonrpc::INVALID_REQUEST;
 use crate::protocol::{LogLevel, RequestId, RpcError, negotiate_version};
 
@@ -400,7 +400,7 @@ async fn read_resource(catalog: &Catalog, params: &Value, scope: Arc<CallScope>)
         .map(wire::resource_contents)
         .collect::<Result<Vec<_>, _>>()
         .map_err(RpcError::internal)?;
-    Ok(json!({ "contents": contents }))
+    within_output_limit(json!({ "contents": contents }), plugin)
 }
 
 async fn get_prompt(catalog: &Catalog, params: &Value, scope: Arc<CallScope>) -> Result<Value, RpcError> {
@@ -428,7 +428,8 @@ async fn get_prompt(catalog: &Catalog, params: &Value, scope: Arc<CallScope>) ->
             CallError::Plugin(types::Error::NotFound(_)) => RpcError::invalid_params(format!("Unknown prompt: {name}")),
             other => request_error(other),
         })?;
-    wire::prompt_result(result).map_err(RpcError::internal)
+    let result = wire::prompt_result(result).map_err(RpcError::internal)?;
+    within_output_limit(result, &prompt.plugin)
 }
 
 async fn complete(catalog: &Catalog, params: &Value, scope: Arc<CallScope>) -> Result<Value, RpcError> {
@@ -477,11 +478,26 @@ async fn complete(catalog: &Catalog, params: &Value, scope: Arc<CallScope>) -> R
     let offered = completions.values.len();
     completions.values.truncate(MAX_COMPLETION_VALUES);
     let total = completions.total.map_or(offered, |t| (t as usize).max(offered));
-    Ok(json!({
+    let result = json!({
         "completion": {
             "values": completions.values,
             "total": total,
             "hasMore": completions.has_more || total > completions.values.len(),
         }
-    }))
+    });
+    within_output_limit(result, plugin)
+}
+
+/// `result` unless it is larger than the plugin's output limit; then the
+/// JSON-RPC error that names the limit (as a tool call's isError result does).
+fn within_output_limit(result: Value, plugin: &Plugin) -> Result<Value, RpcError> {
+    let max = plugin.limits.max_output_bytes;
+    let size = result.to_string().len();
+    if size > max {
+        return Err(RpcError::internal(format!(
+            "{} ({size} bytes returned)",
+            crate::plugins::limits::LimitHit::Output(max)
+        )));
+    }
+    Ok(result)
 }

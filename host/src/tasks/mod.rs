@@ -259,6 +259,10 @@ fn purge_expired(tasks: &mut HashMap<String, Arc<Task>>) {
     tasks.retain(|_, task| {
         let keep = task.expires_at > now;
         if !keep {
+            // A task still running when it expires is stopped, and ends as
+            // cancelled before its call can report anything: its id is
+            // already unknown to the client, so nothing is announced.
+            task.finish(Status::Cancelled, Some("expired: its ttl ran out".into()), None);
             task.cancel.cancel();
         }
         keep
@@ -298,6 +302,11 @@ mod tests {
         };
         assert!(error.message.contains("Unknown task"), "{}", error.message);
         assert!(task.cancel.is_cancelled(), "purging stops the call");
+        assert_eq!(
+            task.status(),
+            Status::Cancelled,
+            "and ends the task before the call can"
+        );
         assert!(store.list().is_empty());
     }
 

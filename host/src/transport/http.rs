@@ -23,6 +23,7 @@ use anyhow::{Context, Result};
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::post;
+use axum::serve::ListenerExt;
 
 use crate::session::Server;
 use access::Access;
@@ -89,6 +90,12 @@ pub async fn serve(server: Arc<Server>, config: HttpConfig) -> Result<()> {
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
         .with_state(app);
     tracing::info!("listening on http://{local}{ENDPOINT}");
+    // SSE events are small writes that must leave at once (no Nagle delay).
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!("cannot set TCP_NODELAY: {e}");
+        }
+    });
     axum::serve(listener, router)
         .with_graceful_shutdown(async move {
             shutdown_signal().await;
@@ -102,6 +109,7 @@ pub async fn serve(server: Arc<Server>, config: HttpConfig) -> Result<()> {
 async fn shutdown_signal() {
     use tokio::signal::unix::{SignalKind, signal};
     let mut terminate = signal(SignalKind::terminate()).expect("SIGTERM can be handled");
+    tracing::debug!("waiting for SIGINT or SIGTERM");
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = terminate.recv() => {}

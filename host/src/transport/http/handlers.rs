@@ -114,8 +114,6 @@ impl App {
             _ => None,
         };
         let connect = Connect {
-            streams: http_session.streams.clone(),
-            number,
             connection,
             priming: polls.then(|| (event_id(number, after), self.retry)),
             close_at,

@@ -4,7 +4,6 @@
 //! reconnects with `Last-Event-ID`.
 
 use std::convert::Infallible;
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -12,16 +11,13 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use tokio::time::Instant;
 
-use super::streams::{Connection, Item, Streams};
+use super::streams::{Connection, Item};
 
 /// How often an idle connection gets a comment, so proxies keep it open.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// How one connection behaves.
 pub struct Connect {
-    /// The stream it reads, and the connection itself.
-    pub streams: Arc<Streams>,
-    pub number: u64,
     pub connection: Connection,
     /// The event id to prime the client with (an id and empty data), with the
     /// reconnection delay, or `None` for clients older than 2025-11-25.
@@ -33,6 +29,8 @@ pub struct Connect {
 
 struct Writer<G> {
     connect: Connect,
+    /// Events replayed at connection time, delivered before any deadline.
+    backlog: usize,
     done: bool,
     /// Held for as long as the connection is open.
     _guard: G,
@@ -43,6 +41,17 @@ fn message_event(item: &Item) -> Bytes {
 }
 
 impl<G: Send + 'static> Writer<G> {
+    fn deliver(&mut self, item: Item) -> Bytes {
+        self.done = item.last;
+        message_event(&item)
+    }
+
+    /// Ends the connection, not the stream: the client polls back for the rest.
+    fn close(&mut self) -> Bytes {
+        self.done = true;
+        Bytes::from(format!("retry: {}\n\n", self.connect.retry.as_millis()))
+    }
+
     async fn next(mut self) -> Option<(Result<Bytes, Infallible>, Self)> {
         if self.done {
             return None;
@@ -51,28 +60,27 @@ impl<G: Send + 'static> Writer<G> {
             let priming = format!("id: {id}\nretry: {}\ndata: \n\n", retry.as_millis());
             return Some((Ok(Bytes::from(priming)), self));
         }
+        if self.backlog > 0 {
+            self.backlog -= 1;
+            let item = self.connect.connection.recv().await?;
+            return Some((Ok(self.deliver(item)), self));
+        }
         let close_at = self.connect.close_at;
+        if close_at.is_some_and(|at| at <= Instant::now()) {
+            return Some((Ok(self.close()), self));
+        }
         let deadline = async move {
             match close_at {
                 Some(at) => tokio::time::sleep_until(at).await,
                 None => std::future::pending().await,
             }
         };
+        // The deadline comes first: once it has passed, what is still queued
+        // waits in the stream's buffer for the client's reconnection.
         let frame = tokio::select! {
             biased;
-            item = self.connect.connection.recv() => {
-                let item = item?;
-                if item.last {
-                    self.connect.streams.delivered(self.connect.number);
-                    self.done = true;
-                }
-                message_event(&item)
-            }
-            () = deadline => {
-                // Close the connection, not the stream: the client polls back.
-                self.done = true;
-                Bytes::from(format!("retry: {}\n\n", self.connect.retry.as_millis()))
-            }
+            () = deadline => self.close(),
+            item = self.connect.connection.recv() => self.deliver(item?),
             () = tokio::time::sleep(KEEP_ALIVE) => Bytes::from_static(b": keep-alive\n\n"),
         };
         Some((Ok(frame), self))
@@ -93,6 +101,7 @@ fn event_stream(body: Body) -> Response {
 /// the connection.
 pub fn response<G: Send + 'static>(connect: Connect, guard: G) -> Response {
     let writer = Writer {
+        backlog: connect.connection.len(),
         connect,
         done: false,
         _guard: guard,

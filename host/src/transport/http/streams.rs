@@ -21,8 +21,11 @@ use crate::session::Outgoing;
 /// Events kept per stream for replay, and queued per connection. A client
 /// that falls further behind is disconnected and resumes from the buffer.
 const STREAM_BUFFER: usize = 1024;
-/// Finished streams whose end was never read, kept for a late resumption.
-const RETAINED_FINISHED: usize = 64;
+/// Finished streams kept per session for a client that lost the end of one
+/// (a connection can drop just as the response is written), newest first,
+/// up to this many and this many bytes.
+const RETAINED_FINISHED: usize = 32;
+const RETAINED_BYTES: usize = 16 << 20;
 /// The standalone stream's number.
 pub const STANDALONE: u64 = 0;
 
@@ -53,7 +56,7 @@ pub fn parse_event_id(id: &str) -> Option<(u64, u64)> {
 pub enum StreamError {
     /// A request with this id is still being answered in this session.
     DuplicateRequest,
-    /// No such stream: never opened, finished and read, or expired.
+    /// No such stream: never opened, or finished long enough ago to be let go.
     UnknownStream,
     /// The session ended.
     Closed,
@@ -62,6 +65,8 @@ pub enum StreamError {
 struct Stream {
     /// Recent events, oldest first, as (seq, data).
     events: VecDeque<(u64, Arc<str>)>,
+    /// The bytes of data in `events`.
+    bytes: usize,
     /// The seq of the next event; 0 is the priming event, never stored.
     next_seq: u64,
     finished: bool,
@@ -72,6 +77,7 @@ impl Stream {
     fn new() -> Self {
         Self {
             events: VecDeque::new(),
+            bytes: 0,
             next_seq: 1,
             finished: false,
             connection: None,
@@ -105,9 +111,12 @@ impl Stream {
     fn push(&mut self, number: u64, data: Arc<str>, last: bool) {
         let seq = self.next_seq;
         self.next_seq += 1;
+        self.bytes += data.len();
         self.events.push_back((seq, data.clone()));
-        if self.events.len() > STREAM_BUFFER {
-            self.events.pop_front();
+        if self.events.len() > STREAM_BUFFER
+            && let Some((_, old)) = self.events.pop_front()
+        {
+            self.bytes -= old.len();
         }
         self.finished = last;
         if let Some(connection) = &self.connection {
@@ -141,8 +150,9 @@ struct Registry {
     next_stream: u64,
     routes: HashMap<RequestId, Route>,
     streams: HashMap<u64, Stream>,
-    /// Finished streams whose end may not have been read yet, oldest first.
+    /// Finished streams kept for resumption, oldest first, and their bytes.
     finished: VecDeque<u64>,
+    finished_bytes: usize,
 }
 
 impl Registry {
@@ -153,6 +163,20 @@ impl Registry {
             Err(StreamError::DuplicateRequest)
         } else {
             Ok(())
+        }
+    }
+
+    /// Keeps finished stream `number` for a while, letting older ones go.
+    fn retain_finished(&mut self, number: u64) {
+        self.finished_bytes += self.streams.get(&number).map_or(0, |s| s.bytes);
+        self.finished.push_back(number);
+        while self.finished.len() > RETAINED_FINISHED
+            || (self.finished.len() > 1 && self.finished_bytes > RETAINED_BYTES)
+        {
+            let oldest = self.finished.pop_front().expect("not empty");
+            if let Some(stream) = self.streams.remove(&oldest) {
+                self.finished_bytes -= stream.bytes;
+            }
         }
     }
 
@@ -248,13 +272,7 @@ impl Streams {
                 };
                 stream.push(number, data, is_response);
                 if is_response {
-                    // Kept until its end is read, or until newer ones push it out.
-                    registry.finished.push_back(number);
-                    if registry.finished.len() > RETAINED_FINISHED
-                        && let Some(oldest) = registry.finished.pop_front()
-                    {
-                        registry.streams.remove(&oldest);
-                    }
+                    registry.retain_finished(number);
                 }
             }
             Some(Route::Json(sender)) => {
@@ -264,15 +282,6 @@ impl Streams {
             // delivering, its response has nowhere to go.
             None if !is_response => registry.standalone(data),
             None => tracing::debug!(%request, "dropping a response with no stream to carry it"),
-        }
-    }
-
-    /// The end of stream `number` was read: it is no longer needed.
-    pub fn delivered(&self, number: u64) {
-        let mut registry = self.registry.lock().unwrap();
-        if registry.streams.get(&number).is_some_and(|stream| stream.finished) {
-            registry.streams.remove(&number);
-            registry.finished.retain(|n| *n != number);
         }
     }
 
@@ -291,6 +300,7 @@ impl Streams {
         registry.routes.clear();
         registry.streams.clear();
         registry.finished.clear();
+        registry.finished_bytes = 0;
     }
 }
 
@@ -343,11 +353,23 @@ mod tests {
             drain(&mut resumed),
             [(event_id(number, 2), false), (event_id(number, 3), true)]
         );
-        streams.delivered(number);
-        assert_eq!(
-            streams.connect(number, Some(3)).unwrap_err(),
-            StreamError::UnknownStream
-        );
+        // Resuming at the end finds nothing more, and the connection ends.
+        let (mut done, _) = streams.connect(number, Some(3)).unwrap();
+        assert!(drain(&mut done).is_empty() && done.is_closed());
+    }
+
+    #[test]
+    fn finished_streams_are_kept_only_up_to_a_limit() {
+        let streams = Streams::default();
+        let response = |n| out(json!({"jsonrpc": "2.0", "id": n, "result": {}}), Some(n));
+        let first = streams.open_request(&id(0)).unwrap().0;
+        streams.route(response(0));
+        for n in 1..=RETAINED_FINISHED as i64 {
+            streams.open_request(&id(n)).unwrap();
+            streams.route(response(n));
+        }
+        assert_eq!(streams.connect(first, Some(0)).unwrap_err(), StreamError::UnknownStream);
+        assert!(streams.connect(first + 1, Some(0)).is_ok());
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! A plugin that misbehaves on purpose, for the host's limit, cancellation,
 //! trap and output-capture tests: it burns CPU, sleeps, allocates, panics,
-//! overflows its stack, prints, and returns large results.
+//! overflows its stack, prints, and returns large results. Besides its
+//! tools, a resource template (`spinner://misbehave/{how}`) and a prompt
+//! (`spin`) misbehave the same way, for the limits of requests other than
+//! tools/call.
 
 use std::hint::black_box;
 use std::thread::sleep;
@@ -8,7 +11,7 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use wasm_mcp_sdk::{NoArgs, Plugin, Tool, host};
+use wasm_mcp_sdk::{Error, NoArgs, Plugin, Prompt, PromptMessage, ResourceContents, ResourceTemplate, Tool, host};
 
 /// Loops forever without ever asking whether it was cancelled.
 fn spin(_: NoArgs) -> String {
@@ -88,6 +91,52 @@ fn trap_stack(_: NoArgs) -> String {
     format!("returned {}", depth(0))
 }
 
+/// Recurses with nothing kept in linear memory, so the wasm call stack
+/// itself overflows (which `trap_stack`'s frames, kept on the shadow stack in
+/// linear memory, never reach first).
+fn trap_call_stack(_: NoArgs) -> String {
+    #[inline(never)]
+    fn depth(n: u64) -> u64 {
+        if n == 0 {
+            return 1;
+        }
+        depth(n - 1).wrapping_mul(31).wrapping_add(n)
+    }
+    format!("returned {}", depth(black_box(u64::MAX)))
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct PrimesArgs {
+    /// Count the primes below this number.
+    below: u32,
+}
+
+/// CPU-bound work in tight loops, with no host calls: a sieve of
+/// Eratosthenes (a byte per number below `below`).
+fn count_primes(args: PrimesArgs) -> String {
+    format!("{} primes below {}", sieve(args.below as usize), args.below)
+}
+
+fn sieve(below: usize) -> usize {
+    if below < 3 {
+        return 0;
+    }
+    let mut composite = vec![false; below];
+    let mut count = 0;
+    for n in 2..below {
+        if composite[n] {
+            continue;
+        }
+        count += 1;
+        let mut multiple = n.saturating_mul(n);
+        while multiple < below {
+            composite[multiple] = true;
+            multiple += n;
+        }
+    }
+    count
+}
+
 #[derive(Deserialize, JsonSchema)]
 struct PrintArgs {
     /// The text written to stdout and to stderr.
@@ -100,8 +149,35 @@ fn print(args: PrintArgs) -> &'static str {
     "printed"
 }
 
+/// Reads of `spinner://misbehave/{how}`: `spin` loops forever, `alloc`
+/// allocates 1 GiB, `panic` panics, `big` returns 1 MiB of text; anything
+/// else is not found.
+fn misbehave(uri: &str, how: Option<&str>) -> Result<Vec<ResourceContents>, Error> {
+    let text = match how {
+        Some("spin") => spin(NoArgs {}),
+        Some("alloc") => alloc(AllocArgs { mb: 1024 }),
+        Some("panic") => panic(NoArgs {}),
+        Some("big") => big_output(BigOutputArgs { kb: 1024 }),
+        _ => return Err(Error::NotFound(uri.to_string())),
+    };
+    Ok(vec![ResourceContents::text(uri, "text/plain", text)])
+}
+
 fn plugin() -> Plugin {
     Plugin::new()
+        .resource_template(
+            ResourceTemplate::new("spinner://misbehave/{how}", "misbehave", |uri, vars| {
+                misbehave(uri, vars.get("how"))
+            })
+            .description("Reading `spin` loops forever, `alloc` allocates 1 GiB, `panic` panics, `big` is 1 MiB."),
+        )
+        .prompt(
+            Prompt::new("spin", |_: NoArgs| -> Result<Vec<PromptMessage>, Error> {
+                let text = spin(NoArgs {});
+                Ok(vec![PromptMessage::user(wasm_mcp_sdk::ContentBlock::text(text))])
+            })
+            .description("Loops forever while building the prompt."),
+        )
         .tool(Tool::new("spin", spin).description("Burns CPU forever; never checks for cancellation."))
         .tool(
             Tool::new("spin_checked", spin_checked)
@@ -114,7 +190,17 @@ fn plugin() -> Plugin {
         )
         .tool(Tool::new("panic", panic).description("Panics (the instance traps)."))
         .tool(Tool::new("big_output", big_output).description("Returns `kb` KiB of text."))
-        .tool(Tool::new("trap_stack", trap_stack).description("Recurses until the stack overflows."))
+        .tool(
+            Tool::new("trap_stack", trap_stack)
+                .description("Recurses until the stack overflows (the shadow stack in linear memory)."),
+        )
+        .tool(
+            Tool::new("trap_call_stack", trap_call_stack).description("Recurses until the wasm call stack overflows."),
+        )
+        .tool(
+            Tool::new("count_primes", count_primes)
+                .description("Counts the primes below `below` with a sieve (CPU-bound, no host calls)."),
+        )
         .tool(Tool::new("print", print).description("Writes `text` to stdout and stderr, then returns \"printed\"."))
 }
 

@@ -1,0 +1,360 @@
+//! The `[network]` table of a manifest: which addresses a plugin may reach.
+//!
+//! ```toml
+//! [network]
+//! allow = [
+//!     "api.example.com:443",     # a DNS name and one port
+//!     "db.internal:5432-5433",   # a port range
+//!     "93.184.216.34:*",         # an IPv4 address, any port
+//!     "10.1.0.0/16:8080",        # an IPv4 CIDR range
+//!     "[2001:db8::1]:443",       # an IPv6 address (in brackets)
+//!     "[2001:db8::/32]:443",     # an IPv6 CIDR range (prefix inside the brackets)
+//!     "127.0.0.1:8080",          # loopback: only when named like this
+//!     "localhost:8080",          # or by the name `localhost`
+//! ]
+//! ```
+//!
+//! Every rule is `HOST:PORTS`. `HOST` is a DNS name (letters, digits, `-`
+//! and `.`; no wildcards), an IPv4 address or CIDR range, or an IPv6 address
+//! or CIDR range in brackets. `PORTS` is a port (1–65535), a range `A-B`, or
+//! `*` for any port. Rules are parsed when the manifest is read; an invalid
+//! one is an error naming the rule and the file.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use serde::Deserialize;
+
+/// The `[network]` table.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkSettings {
+    /// What the plugin may connect (TCP) or send datagrams (UDP) to.
+    #[serde(default)]
+    pub allow: Vec<NetRule>,
+}
+
+/// One `allow` rule: a host pattern and the ports it covers.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct NetRule {
+    pub host: HostPattern,
+    pub ports: PortRange,
+    /// The rule as written, for messages.
+    pub text: String,
+}
+
+/// What a rule's host part names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostPattern {
+    /// A DNS name, lower-cased, without a trailing dot. The host resolves it.
+    Name(String),
+    /// An address (a /32 or /128) or a CIDR range.
+    Net(IpNet),
+}
+
+/// An IP network: an address with its first `prefix` bits significant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IpNet {
+    pub addr: IpAddr,
+    pub prefix: u8,
+}
+
+/// An inclusive range of ports; `*` is 1–65535 (and also covers port 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortRange {
+    pub first: u16,
+    pub last: u16,
+}
+
+impl PortRange {
+    pub const ANY: PortRange = PortRange {
+        first: 0,
+        last: u16::MAX,
+    };
+
+    pub fn contains(&self, port: u16) -> bool {
+        (self.first..=self.last).contains(&port)
+    }
+}
+
+impl IpNet {
+    /// Whether `ip` lies in this network (of the same family).
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        match (self.addr, ip) {
+            (IpAddr::V4(net), IpAddr::V4(ip)) => mask_v4(ip, self.prefix) == net,
+            (IpAddr::V6(net), IpAddr::V6(ip)) => mask_v6(ip, self.prefix) == net,
+            _ => false,
+        }
+    }
+
+    /// Whether all of `other` lies in this network.
+    pub fn covers(&self, other: &IpNet) -> bool {
+        other.prefix >= self.prefix && self.contains(other.addr)
+    }
+
+    /// `addr/prefix`, failing when bits past the prefix are set.
+    pub fn new(addr: IpAddr, prefix: u8) -> Result<IpNet, String> {
+        let max = if addr.is_ipv4() { 32 } else { 128 };
+        if prefix > max {
+            return Err(format!("prefix /{prefix} is longer than {max} bits"));
+        }
+        let masked = match addr {
+            IpAddr::V4(a) => IpAddr::V4(mask_v4(a, prefix)),
+            IpAddr::V6(a) => IpAddr::V6(mask_v6(a, prefix)),
+        };
+        if masked != addr {
+            return Err(format!(
+                "{addr}/{prefix} has bits set past the prefix (the range starts at {masked}/{prefix})"
+            ));
+        }
+        Ok(IpNet { addr, prefix })
+    }
+
+    pub const fn v4(a: u8, b: u8, c: u8, d: u8, prefix: u8) -> IpNet {
+        IpNet {
+            addr: IpAddr::V4(Ipv4Addr::new(a, b, c, d)),
+            prefix,
+        }
+    }
+
+    pub const fn v6(segments: [u16; 8], prefix: u8) -> IpNet {
+        let [a, b, c, d, e, f, g, h] = segments;
+        IpNet {
+            addr: IpAddr::V6(Ipv6Addr::new(a, b, c, d, e, f, g, h)),
+            prefix,
+        }
+    }
+}
+
+impl fmt::Display for IpNet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.addr, self.prefix)
+    }
+}
+
+fn mask_v4(ip: Ipv4Addr, prefix: u8) -> Ipv4Addr {
+    let bits = u32::from(ip);
+    let mask = if prefix == 0 {
+        0
+    } else {
+        u32::MAX << (32 - u32::from(prefix))
+    };
+    Ipv4Addr::from(bits & mask)
+}
+
+fn mask_v6(ip: Ipv6Addr, prefix: u8) -> Ipv6Addr {
+    let bits = u128::from(ip);
+    let mask = if prefix == 0 {
+        0
+    } else {
+        u128::MAX << (128 - u32::from(prefix))
+    };
+    Ipv6Addr::from(bits & mask)
+}
+
+impl TryFrom<String> for NetRule {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<Self, Self::Error> {
+        parse_rule(&text).map_err(|why| format!("network.allow rule {text:?}: {why}"))
+    }
+}
+
+impl fmt::Display for NetRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+fn parse_rule(text: &str) -> Result<NetRule, String> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Err("is empty; write HOST:PORT, e.g. \"api.example.com:443\"".into());
+    }
+    let (host, ports) = if let Some(rest) = trimmed.strip_prefix('[') {
+        let (inside, after) = rest
+            .split_once(']')
+            .ok_or("has '[' without ']'; write an IPv6 address as \"[2001:db8::1]:443\"")?;
+        let ports = after
+            .strip_prefix(':')
+            .ok_or("has no port after ']'; write \"[ADDRESS]:PORT\" or \"[ADDRESS]:*\"")?;
+        (parse_ipv6_host(inside)?, ports)
+    } else {
+        let (host, ports) = trimmed
+            .rsplit_once(':')
+            .ok_or("has no port; write HOST:PORT, HOST:FIRST-LAST or HOST:* (e.g. \"api.example.com:443\")")?;
+        if host.contains(':') {
+            return Err("looks like an IPv6 address: put it in brackets, e.g. \"[::1]:8080\"".into());
+        }
+        (parse_host(host)?, ports)
+    };
+    Ok(NetRule {
+        host,
+        ports: parse_ports(ports)?,
+        text: trimmed.to_owned(),
+    })
+}
+
+fn parse_ipv6_host(inside: &str) -> Result<HostPattern, String> {
+    let (addr, prefix) = match inside.split_once('/') {
+        Some((addr, prefix)) => (addr, Some(prefix)),
+        None => (inside, None),
+    };
+    let ip: Ipv6Addr = addr.parse().map_err(|_| format!("{addr:?} is not an IPv6 address"))?;
+    let prefix = match prefix {
+        Some(p) => parse_prefix(p, 128)?,
+        None => 128,
+    };
+    Ok(HostPattern::Net(IpNet::new(IpAddr::V6(ip), prefix)?))
+}
+
+fn parse_host(host: &str) -> Result<HostPattern, String> {
+    if host.is_empty() {
+        return Err("has no host before the ':'".into());
+    }
+    if let Some((addr, prefix)) = host.split_once('/') {
+        let ip: Ipv4Addr = addr
+            .parse()
+            .map_err(|_| format!("{addr:?} is not an IPv4 address (a CIDR range is ADDRESS/BITS)"))?;
+        return Ok(HostPattern::Net(IpNet::new(IpAddr::V4(ip), parse_prefix(prefix, 32)?)?));
+    }
+    if let Ok(ip) = host.parse::<Ipv4Addr>() {
+        return Ok(HostPattern::Net(IpNet::new(IpAddr::V4(ip), 32)?));
+    }
+    if host.contains('*') {
+        return Err("wildcard names are not supported: list each name, or grant an address range".into());
+    }
+    let name = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
+    if name.len() > 253 {
+        return Err("the name is longer than 253 characters".into());
+    }
+    for label in name.split('.') {
+        if label.is_empty() || label.len() > 63 {
+            return Err(format!("{host:?} is not a valid DNS name (empty or over-long label)"));
+        }
+        if !label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') || label.starts_with('-') {
+            return Err(format!(
+                "{host:?} is not a valid DNS name (letters, digits, '-' and '.' only; write non-ASCII names in punycode)"
+            ));
+        }
+    }
+    if name.split('.').all(|label| label.chars().all(|c| c.is_ascii_digit())) {
+        return Err(format!("{host:?} is not a valid IPv4 address"));
+    }
+    Ok(HostPattern::Name(name))
+}
+
+fn parse_prefix(text: &str, max: u8) -> Result<u8, String> {
+    text.parse::<u8>()
+        .ok()
+        .filter(|p| *p <= max)
+        .ok_or_else(|| format!("prefix /{text} must be a number of bits from 0 to {max}"))
+}
+
+fn parse_ports(text: &str) -> Result<PortRange, String> {
+    if text == "*" {
+        return Ok(PortRange::ANY);
+    }
+    let port = |p: &str| {
+        p.parse::<u16>()
+            .ok()
+            .filter(|p| *p > 0)
+            .ok_or_else(|| format!("port {p:?} must be a number from 1 to 65535 (or * for any port)"))
+    };
+    match text.split_once('-') {
+        Some((first, last)) => {
+            let (first, last) = (port(first)?, port(last)?);
+            if first > last {
+                return Err(format!("port range {text} is empty (its first port is above its last)"));
+            }
+            Ok(PortRange { first, last })
+        }
+        None => {
+            let p = port(text)?;
+            Ok(PortRange { first: p, last: p })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(text: &str) -> NetRule {
+        NetRule::try_from(text.to_string()).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn error(text: &str) -> String {
+        NetRule::try_from(text.to_string()).unwrap_err()
+    }
+
+    #[test]
+    fn every_form_parses() {
+        assert_eq!(
+            rule("API.Example.com.:443").host,
+            HostPattern::Name("api.example.com".into())
+        );
+        assert_eq!(rule("api.example.com:443").ports, PortRange { first: 443, last: 443 });
+        assert_eq!(
+            rule("localhost:8000-8010").ports,
+            PortRange {
+                first: 8000,
+                last: 8010
+            }
+        );
+        assert_eq!(rule("93.184.216.34:*").ports, PortRange::ANY);
+        assert_eq!(
+            rule("93.184.216.34:*").host,
+            HostPattern::Net(IpNet::v4(93, 184, 216, 34, 32))
+        );
+        assert_eq!(
+            rule("10.1.0.0/16:80").host,
+            HostPattern::Net(IpNet::v4(10, 1, 0, 0, 16))
+        );
+        assert_eq!(
+            rule("[::1]:8080").host,
+            HostPattern::Net(IpNet::v6([0, 0, 0, 0, 0, 0, 0, 1], 128))
+        );
+        assert_eq!(
+            rule("[2001:db8::/32]:443").host,
+            HostPattern::Net(IpNet::v6([0x2001, 0xdb8, 0, 0, 0, 0, 0, 0], 32))
+        );
+    }
+
+    #[test]
+    fn bad_rules_say_why() {
+        for (text, needle) in [
+            ("api.example.com", "no port"),
+            ("api.example.com:", "port"),
+            ("api.example.com:0", "1 to 65535"),
+            ("api.example.com:70000", "1 to 65535"),
+            ("api.example.com:90-80", "empty"),
+            ("*.example.com:443", "wildcard"),
+            ("exa mple.com:443", "not a valid DNS name"),
+            ("::1:8080", "brackets"),
+            ("[::1:8080", "without ']'"),
+            ("[::1]", "no port"),
+            ("[fe80::1%eth0]:80", "not an IPv6 address"),
+            ("10.0.0.5/24:80", "bits set past the prefix"),
+            ("10.0.0.0/33:80", "prefix"),
+            ("300.1.1.1:80", "not a valid IPv4"),
+            (":80", "no host"),
+            ("", "empty"),
+        ] {
+            let err = error(text);
+            assert!(err.contains(needle) && err.contains("network.allow"), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn networks_contain_and_cover() {
+        let net = IpNet::v4(10, 1, 0, 0, 16);
+        assert!(net.contains("10.1.200.3".parse().unwrap()));
+        assert!(!net.contains("10.2.0.1".parse().unwrap()));
+        assert!(!net.contains("::1".parse().unwrap()));
+        assert!(net.covers(&IpNet::v4(10, 1, 2, 0, 24)));
+        assert!(!net.covers(&IpNet::v4(10, 0, 0, 0, 8)));
+        assert!(IpNet::v4(0, 0, 0, 0, 0).contains("127.0.0.1".parse().unwrap()));
+    }
+}

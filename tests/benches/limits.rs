@@ -1,0 +1,379 @@
+//! The cost of the limits on CPU-bound tools: fuel metering and epoch
+//! interruption, against running the same wasm without them.
+//!
+//! Every host call runs with fuel and epochs on (they are compiled into the
+//! code), so "without limits" is measured with a small wasmtime embedding
+//! here: the same component and the same call, compiled by engines that
+//! differ only in `consume_fuel` and `epoch_interruption` (the epoch ticking
+//! every 10 ms and the call yielding on each tick, as in the host). A fresh
+//! instance serves each call, as in the host. Then the same call through the
+//! real `wasm-mcp` binary over stdio with its default limits, and the same
+//! Rust code compiled natively, for scale.
+//!
+//! Two workloads, no host imports used: `digest` of the example plugin
+//! batch-digest (chained SHA-256: long straight-line blocks) and
+//! `count_primes` of the spinner test plugin (a sieve: tight loops, where
+//! per-block fuel accounting costs the most).
+//!
+//! `cargo bench -p wasm-mcp-tests --bench limits` (after `make build
+//! plugins`). `WASM_MCP_BENCH_RUNS` (default 7) sets the timed calls per
+//! configuration, `WASM_MCP_BENCH_ROUNDS` (default 300000) and
+//! `WASM_MCP_BENCH_PRIMES_BELOW` (default 40000000) the work per call.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use wasm_mcp_tests::{PluginDir, StdioServer, plugin_wasm};
+use wasmtime::component::types::ComponentItem;
+use wasmtime::component::{Component, Linker, ResourceTable, Val};
+use wasmtime::{Config, Engine, Store, UpdateDeadline};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+/// The host's epoch tick.
+const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+struct State {
+    wasi: WasiCtx,
+    table: ResourceTable,
+}
+
+impl WasiView for State {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+/// A CPU-bound tool call, and the text it must answer (computed natively).
+struct Workload {
+    plugin: &'static str,
+    tool: &'static str,
+    what: String,
+    arguments: Value,
+    expected: String,
+    native: Box<dyn Fn() -> String>,
+}
+
+/// One engine configuration of the embedding, for one plugin.
+struct Embedded {
+    fuel: bool,
+    epochs: bool,
+    engine: Engine,
+    linker: Linker<State>,
+    component: Component,
+    ticker_stop: Arc<AtomicBool>,
+}
+
+impl Embedded {
+    fn new(fuel: bool, epochs: bool, wasm: &[u8]) -> Self {
+        let mut config = Config::new();
+        config
+            .wasm_component_model(true)
+            .consume_fuel(fuel)
+            .epoch_interruption(epochs);
+        let engine = Engine::new(&config).expect("an engine");
+        let component = Component::new(&engine, wasm).expect("the plugin compiles");
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker).expect("WASI links");
+        // The wasm-mcp host imports, as traps: the tools measured call none.
+        let ty = component.component_type();
+        for (name, item) in ty.imports(&engine) {
+            let ComponentItem::ComponentInstance(instance) = item.ty else {
+                continue;
+            };
+            if !name.starts_with("wasm-mcp:") {
+                continue;
+            }
+            let mut host = linker.instance(name).expect("a linker instance");
+            for (func, item) in instance.exports(&engine) {
+                if matches!(item.ty, ComponentItem::ComponentFunc(_)) {
+                    host.func_new(func, |_, _, _, _| {
+                        Err(wasmtime::Error::msg("not provided by the bench"))
+                    })
+                    .expect("stub a host import");
+                }
+            }
+        }
+        let ticker_stop = Arc::new(AtomicBool::new(false));
+        if epochs {
+            // The host's ticker: the epoch advances every 10 ms.
+            let stop = ticker_stop.clone();
+            let ticking = engine.clone();
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(EPOCH_TICK);
+                    ticking.increment_epoch();
+                }
+            });
+        }
+        Self {
+            fuel,
+            epochs,
+            engine,
+            linker,
+            component,
+            ticker_stop,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match (self.fuel, self.epochs) {
+            (false, false) => "embedded: no fuel, no epochs",
+            (false, true) => "embedded: epochs only",
+            (true, false) => "embedded: fuel only",
+            (true, true) => "embedded: fuel + epochs (as the host)",
+        }
+    }
+
+    /// One call of `tool` in a fresh instance, as the host runs a call: fuel
+    /// set to the host's default budget, the epoch callback yielding once per
+    /// tick. Returns the text of the result's first content block.
+    async fn call(&self, tool: &str, arguments: &str) -> String {
+        let state = State {
+            wasi: WasiCtx::builder().build(),
+            table: ResourceTable::new(),
+        };
+        let mut store = Store::new(&self.engine, state);
+        if self.fuel {
+            store.set_fuel(20_000_000_000).expect("fuel is on");
+        }
+        if self.epochs {
+            store.epoch_deadline_callback(|_| Ok(UpdateDeadline::Yield(1)));
+            store.set_epoch_deadline(1);
+        }
+        let instance = self
+            .linker
+            .instantiate_async(&mut store, &self.component)
+            .await
+            .expect("instantiate");
+        let tools = instance
+            .get_export_index(&mut store, None, "wasm-mcp:plugin/tools@0.1.0")
+            .expect("exports wasm-mcp:plugin/tools");
+        let call_tool = instance
+            .get_export_index(&mut store, Some(&tools), "call-tool")
+            .expect("exports call-tool");
+        let func = instance
+            .get_func(&mut store, call_tool)
+            .expect("call-tool is a function");
+        let mut results = [Val::Bool(false)];
+        func.call_async(
+            &mut store,
+            &[Val::String(tool.into()), Val::String(arguments.into())],
+            &mut results,
+        )
+        .await
+        .expect("the call succeeds");
+        first_text(&results[0])
+    }
+}
+
+impl Drop for Embedded {
+    fn drop(&mut self) {
+        self.ticker_stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The text of the first content block of a `result<call-tool-result, error>`.
+fn first_text(result: &Val) -> String {
+    let Val::Result(Ok(Some(record))) = result else {
+        panic!("call-tool failed: {result:?}");
+    };
+    let Val::Record(fields) = &**record else {
+        panic!("call-tool-result is a record: {record:?}");
+    };
+    let content = fields
+        .iter()
+        .find(|(name, _)| name == "content")
+        .map(|(_, value)| value)
+        .expect("a content field");
+    let Val::List(blocks) = content else {
+        panic!("content is a list: {content:?}");
+    };
+    let Some(Val::Variant(case, Some(text_content))) = blocks.first() else {
+        panic!("a first content block: {blocks:?}");
+    };
+    assert_eq!(case, "text", "the first block is text");
+    let Val::Record(fields) = &**text_content else {
+        panic!("text-content is a record: {text_content:?}");
+    };
+    match fields.iter().find(|(name, _)| name == "text") {
+        Some((_, Val::String(text))) => text.clone(),
+        other => panic!("text-content has text: {other:?}"),
+    }
+}
+
+/// `digest` of batch-digest, compiled natively.
+fn native_digest(text: &str, rounds: u64) -> String {
+    let mut digest: [u8; 32] = Sha256::digest(text.as_bytes()).into();
+    for _ in 1..rounds {
+        digest = Sha256::digest(digest).into();
+    }
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!(r#"{{"digest":"{hex}","rounds":{rounds}}}"#)
+}
+
+/// `count_primes` of the spinner, compiled natively.
+fn native_primes(below: u32) -> String {
+    let below = below as usize;
+    let mut count = 0;
+    if below >= 3 {
+        let mut composite = vec![false; below];
+        for n in 2..below {
+            if composite[n] {
+                continue;
+            }
+            count += 1;
+            let mut multiple = n.saturating_mul(n);
+            while multiple < below {
+                composite[multiple] = true;
+                multiple += n;
+            }
+        }
+    }
+    format!("{count} primes below {below}")
+}
+
+fn median(samples: &[Duration]) -> Duration {
+    let mut sorted = samples.to_vec();
+    sorted.sort();
+    sorted[sorted.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// One way of running a workload's call.
+type Runner<'a> = Box<dyn FnMut() -> String + 'a>;
+
+fn bench(workload: &Workload, runs: u64, runtime: &tokio::runtime::Runtime) {
+    let wasm = std::fs::read(plugin_wasm(workload.plugin)).expect("read the plugin");
+    let arguments = workload.arguments.to_string();
+    let embedded: Vec<Embedded> = [(false, false), (false, true), (true, false), (true, true)]
+        .into_iter()
+        .map(|(fuel, epochs)| Embedded::new(fuel, epochs, &wasm))
+        .collect();
+    // The real binary, default limits, over stdio.
+    let mut server = StdioServer::start(PluginDir::with(&[workload.plugin]));
+    server.initialize(json!({}));
+    let server = std::cell::RefCell::new(server);
+    let call_binary = |arguments: &Value| {
+        let result = server
+            .borrow_mut()
+            .call_tool(workload.tool, arguments.clone())
+            .result()
+            .clone();
+        wasm_mcp_tests::expect::texts(&result).remove(0)
+    };
+
+    let mut runners: Vec<(String, Runner)> = Vec::new();
+    for engine in &embedded {
+        let arguments = arguments.clone();
+        runners.push((
+            engine.name().to_string(),
+            Box::new(move || runtime.block_on(engine.call(workload.tool, &arguments))),
+        ));
+    }
+    runners.push((
+        "wasm-mcp binary: tools/call over stdio".to_string(),
+        Box::new(|| call_binary(&workload.arguments)),
+    ));
+    runners.push(("native Rust, no wasm".to_string(), Box::new(|| (workload.native)())));
+
+    // A warm-up call each, checked; then the runs, interleaved so that a
+    // change in the machine's load touches every configuration alike.
+    for (name, run) in &mut runners {
+        assert_eq!(run(), workload.expected, "{name} computes the right answer");
+    }
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); runners.len()];
+    for _ in 0..runs {
+        for (i, (name, run)) in runners.iter_mut().enumerate() {
+            let started = Instant::now();
+            let answer = run();
+            samples[i].push(started.elapsed());
+            assert_eq!(answer, workload.expected, "{name}");
+        }
+    }
+    drop(runners);
+    server.into_inner().shutdown();
+
+    let baseline = median(&samples[0]);
+    let baseline_min = *samples[0].iter().min().expect("at least one run");
+    println!();
+    println!(
+        "limits: {} `{}` ({}), {runs} timed calls each, interleaved",
+        workload.plugin, workload.tool, workload.what
+    );
+    println!(
+        "  {:<42} {:>10} {:>10} {:>13} {:>13}",
+        "configuration", "median ms", "min ms", "median vs no", "min vs no"
+    );
+    let names = [
+        "embedded: no fuel, no epochs",
+        "embedded: epochs only",
+        "embedded: fuel only",
+        "embedded: fuel + epochs (as the host)",
+        "wasm-mcp binary: tools/call over stdio",
+        "native Rust, no wasm",
+    ];
+    for (name, samples) in names.iter().zip(&samples) {
+        let med = median(samples);
+        let min = *samples.iter().min().expect("at least one run");
+        println!(
+            "  {:<42} {:>10.1} {:>10.1} {:>+12.1}% {:>+12.1}%",
+            name,
+            ms(med),
+            ms(min),
+            (med.as_secs_f64() / baseline.as_secs_f64() - 1.0) * 100.0,
+            (min.as_secs_f64() / baseline_min.as_secs_f64() - 1.0) * 100.0
+        );
+    }
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; a plain run of the bench binary (as
+    // `cargo test --benches` does) only checks that it works: keep it short.
+    let quick = !std::env::args().any(|a| a == "--bench");
+    let runs = env_number("WASM_MCP_BENCH_RUNS", if quick { 1 } else { 7 });
+    let rounds = env_number("WASM_MCP_BENCH_ROUNDS", if quick { 1000 } else { 300_000 });
+    let below = env_number("WASM_MCP_BENCH_PRIMES_BELOW", if quick { 1000 } else { 40_000_000 }) as u32;
+    let text = "wasm-mcp bench";
+    let workloads = [
+        Workload {
+            plugin: "batch-digest",
+            tool: "digest",
+            what: format!("{rounds} chained SHA-256 rounds"),
+            arguments: json!({"text": text, "rounds": rounds}),
+            expected: native_digest(text, rounds),
+            native: Box::new(move || native_digest(text, rounds)),
+        },
+        Workload {
+            plugin: "spinner",
+            tool: "count_primes",
+            what: format!("sieve below {below}: tight loops"),
+            arguments: json!({"below": below}),
+            expected: native_primes(below),
+            native: Box::new(move || native_primes(below)),
+        },
+    ];
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    for workload in &workloads {
+        bench(workload, runs, &runtime);
+    }
+    println!();
+    println!(
+        "(each call is a fresh instance; the binary's time includes JSON-RPC over stdio and the harness's schema check of every message)"
+    );
+}

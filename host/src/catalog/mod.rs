@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use crate::plugins::bindings::tools::TaskSupport;
 use crate::plugins::{Plugin, wire};
-pub use pagination::{ListKind, Page};
+pub use pagination::{ListKind, Listed};
 use uri_template::UriTemplate;
 
 /// A tool as the client sees it, and where calls to it go.
@@ -50,6 +50,17 @@ pub struct TemplateEntry {
     pub listed: Value,
     matcher: UriTemplate,
 }
+
+macro_rules! listed_by_field {
+    ($($entry:ty),*) => {$(
+        impl Listed for $entry {
+            fn listed(&self) -> &Value {
+                &self.listed
+            }
+        }
+    )*};
+}
+listed_by_field!(ToolEntry, PromptEntry, ResourceEntry, TemplateEntry);
 
 /// An immutable view of everything served; replaced whole when plugins change.
 #[derive(Default)]

@@ -9,7 +9,7 @@ use std::ops::Bound;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::protocol::RpcError;
 
@@ -32,11 +32,25 @@ impl ListKind {
             ListKind::Tasks => "tasks",
         }
     }
+
+    /// The key of the list in its result object.
+    fn result_key(self) -> &'static str {
+        match self {
+            ListKind::Templates => "resourceTemplates",
+            other => other.tag(),
+        }
+    }
 }
 
-pub struct Page {
-    pub items: Vec<Value>,
-    pub next_cursor: Option<String>,
+/// An entry with the JSON object it is listed as.
+pub trait Listed {
+    fn listed(&self) -> &Value;
+}
+
+impl Listed for Value {
+    fn listed(&self) -> &Value {
+        self
+    }
 }
 
 fn encode(kind: ListKind, last_key: &str) -> String {
@@ -59,16 +73,20 @@ fn decode(kind: ListKind, cursor: &str) -> Result<String, RpcError> {
     Ok(key.to_owned())
 }
 
-/// One page of `entries` (rendered by `listed`) after `cursor`.
-pub fn page<E>(
+/// The list result (`{"tools": [...], "nextCursor": ...}` and the like) of
+/// the page of `entries` after the cursor in `params`.
+pub fn page<E: Listed>(
     kind: ListKind,
     entries: &BTreeMap<String, E>,
-    listed: impl Fn(&E) -> &Value,
-    cursor: Option<&str>,
+    params: &Value,
     size: usize,
-) -> Result<Page, RpcError> {
-    let after = cursor.map(|c| decode(kind, c)).transpose()?;
-    let start = match &after {
+) -> Result<Value, RpcError> {
+    let cursor = match params.get("cursor") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(cursor)) => Some(decode(kind, cursor)?),
+        Some(_) => return Err(RpcError::invalid_params("\"cursor\" must be a string")),
+    };
+    let start = match &cursor {
         Some(key) => Bound::Excluded(key.as_str()),
         None => Bound::Unbounded,
     };
@@ -76,35 +94,38 @@ pub fn page<E>(
     let mut items = Vec::with_capacity(size.min(entries.len()));
     let mut last_key = None;
     for (key, entry) in range.by_ref().take(size) {
-        items.push(listed(entry).clone());
+        items.push(entry.listed().clone());
         last_key = Some(key);
     }
-    let next_cursor = match (range.next(), last_key) {
-        (Some(_), Some(last)) => Some(encode(kind, last)),
-        _ => None,
-    };
-    Ok(Page { items, next_cursor })
+    let mut result = json!({ kind.result_key(): items });
+    if let (Some(_), Some(last)) = (range.next(), last_key) {
+        result["nextCursor"] = json!(encode(kind, last));
+    }
+    Ok(result)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn entries(keys: &[&str]) -> BTreeMap<String, Value> {
         keys.iter().map(|k| (k.to_string(), json!(k))).collect()
     }
 
+    fn after(cursor: &Value) -> Value {
+        json!({ "cursor": cursor })
+    }
+
     #[test]
     fn walks_every_entry_once() {
         let map = entries(&["a", "b", "c"]);
-        let mut cursor = None;
+        let mut params = json!({});
         let mut seen = Vec::new();
         loop {
-            let page = page(ListKind::Tools, &map, |v| v, cursor.as_deref(), 2).unwrap();
-            seen.extend(page.items);
-            match page.next_cursor {
-                Some(next) => cursor = Some(next),
+            let page = page(ListKind::Tools, &map, &params, 2).unwrap();
+            seen.extend(page["tools"].as_array().unwrap().iter().cloned());
+            match page.get("nextCursor") {
+                Some(next) => params = after(next),
                 None => break,
             }
         }
@@ -114,11 +135,18 @@ mod tests {
     #[test]
     fn cursor_survives_additions_and_rejects_garbage() {
         let map = entries(&["a", "c"]);
-        let first = page(ListKind::Tools, &map, |v| v, None, 1).unwrap();
+        let first = page(ListKind::Tools, &map, &json!({}), 1).unwrap();
         let grown = entries(&["a", "b", "c"]);
-        let second = page(ListKind::Tools, &grown, |v| v, first.next_cursor.as_deref(), 5).unwrap();
-        assert_eq!(second.items, vec![json!("b"), json!("c")]);
-        assert!(page(ListKind::Tools, &map, |v| v, Some("not a cursor!"), 1).is_err());
-        assert!(page(ListKind::Prompts, &map, |v| v, first.next_cursor.as_deref(), 1).is_err());
+        let second = page(ListKind::Tools, &grown, &after(&first["nextCursor"]), 5).unwrap();
+        assert_eq!(second["tools"], json!(["b", "c"]));
+        assert!(page(ListKind::Tools, &map, &after(&json!("not a cursor!")), 1).is_err());
+        assert!(page(ListKind::Prompts, &map, &after(&first["nextCursor"]), 1).is_err());
+        assert!(page(ListKind::Tools, &map, &after(&json!(7)), 1).is_err());
+    }
+
+    #[test]
+    fn templates_are_listed_under_their_protocol_key() {
+        let result = page(ListKind::Templates, &entries(&["t"]), &json!({}), 5).unwrap();
+        assert_eq!(result, json!({ "resourceTemplates": ["t"] }));
     }
 }

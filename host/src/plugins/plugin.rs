@@ -124,6 +124,19 @@ struct Call {
     _permits: [OwnedSemaphorePermit; 2],
 }
 
+/// One call into a guest export: a fresh instance under `limits`, the export
+/// `method` called with `args` (after the store), bounded by the deadline, and
+/// the outcome classified.
+macro_rules! call_guest {
+    ($plugin:expr, $scope:expr, $limits:expr, $indices:expr, $what:expr, $method:ident($($arg:expr),*)) => {{
+        let mut call = $plugin.start($scope, $limits).await?;
+        let guest = call.load($indices)?;
+        let watchdog = call.watchdog();
+        let result = watchdog.run(guest.$method(&mut call.store $(, $arg)*)).await;
+        $plugin.finish(call, $what, result)
+    }};
+}
+
 impl Plugin {
     /// Validates `component` (compiled from the file at `path`) against the
     /// contract, then asks it what it offers.
@@ -189,30 +202,35 @@ impl Plugin {
         let scope = || Arc::new(CallScope::new(Arc::new(NoClient), None, CancellationToken::new()));
         let mut listing = Listing::default();
         if let Some(indices) = &self.exports.tools {
-            let mut call = self.start(scope(), &self.limits).await?;
-            let guest = call.load(indices)?;
-            let watchdog = call.watchdog();
-            let result = watchdog.run(guest.call_list_tools(&mut call.store)).await;
-            listing.tools = self.finish(call, "tools/list", result)?;
+            listing.tools = call_guest!(self, scope(), &self.limits, indices, "tools/list", call_list_tools())?;
         }
         if let Some(indices) = &self.exports.resources {
-            let mut call = self.start(scope(), &self.limits).await?;
-            let guest = call.load(indices)?;
-            let watchdog = call.watchdog();
-            let result = watchdog.run(guest.call_list_resources(&mut call.store)).await;
-            listing.resources = self.finish(call, "resources/list", result)?;
-            let mut call = self.start(scope(), &self.limits).await?;
-            let guest = call.load(indices)?;
-            let watchdog = call.watchdog();
-            let result = watchdog.run(guest.call_list_resource_templates(&mut call.store)).await;
-            listing.templates = self.finish(call, "resources/templates/list", result)?;
+            listing.resources = call_guest!(
+                self,
+                scope(),
+                &self.limits,
+                indices,
+                "resources/list",
+                call_list_resources()
+            )?;
+            listing.templates = call_guest!(
+                self,
+                scope(),
+                &self.limits,
+                indices,
+                "resources/templates/list",
+                call_list_resource_templates()
+            )?;
         }
         if let Some(indices) = &self.exports.prompts {
-            let mut call = self.start(scope(), &self.limits).await?;
-            let guest = call.load(indices)?;
-            let watchdog = call.watchdog();
-            let result = watchdog.run(guest.call_list_prompts(&mut call.store)).await;
-            listing.prompts = self.finish(call, "prompts/list", result)?;
+            listing.prompts = call_guest!(
+                self,
+                scope(),
+                &self.limits,
+                indices,
+                "prompts/list",
+                call_list_prompts()
+            )?;
         }
         Ok(listing)
     }
@@ -246,14 +264,15 @@ impl Plugin {
         arguments: &String,
     ) -> Result<tools::CallToolResult, CallError> {
         let indices = self.exports.tools.as_ref().ok_or(CallError::Unsupported("tools"))?;
-        let limits = self.tool_limits(name);
-        let mut call = self.start(scope, limits).await?;
-        let guest = call.load(indices)?;
-        let watchdog = call.watchdog();
-        let result = watchdog
-            .run(guest.call_call_tool(&mut call.store, name, arguments))
-            .await;
-        self.finish(call, "tools/call", result)?.map_err(CallError::Plugin)
+        call_guest!(
+            self,
+            scope,
+            self.tool_limits(name),
+            indices,
+            "tools/call",
+            call_call_tool(name, arguments)
+        )?
+        .map_err(CallError::Plugin)
     }
 
     pub async fn read_resource(
@@ -266,11 +285,15 @@ impl Plugin {
             .resources
             .as_ref()
             .ok_or(CallError::Unsupported("resources"))?;
-        let mut call = self.start(scope, &self.limits).await?;
-        let guest = call.load(indices)?;
-        let watchdog = call.watchdog();
-        let result = watchdog.run(guest.call_read_resource(&mut call.store, uri)).await;
-        self.finish(call, "resources/read", result)?.map_err(CallError::Plugin)
+        call_guest!(
+            self,
+            scope,
+            &self.limits,
+            indices,
+            "resources/read",
+            call_read_resource(uri)
+        )?
+        .map_err(CallError::Plugin)
     }
 
     pub async fn get_prompt(
@@ -280,13 +303,15 @@ impl Plugin {
         arguments: &[(String, String)],
     ) -> Result<prompts::GetPromptResult, CallError> {
         let indices = self.exports.prompts.as_ref().ok_or(CallError::Unsupported("prompts"))?;
-        let mut call = self.start(scope, &self.limits).await?;
-        let guest = call.load(indices)?;
-        let watchdog = call.watchdog();
-        let result = watchdog
-            .run(guest.call_get_prompt(&mut call.store, name, arguments))
-            .await;
-        self.finish(call, "prompts/get", result)?.map_err(CallError::Plugin)
+        call_guest!(
+            self,
+            scope,
+            &self.limits,
+            indices,
+            "prompts/get",
+            call_get_prompt(name, arguments)
+        )?
+        .map_err(CallError::Plugin)
     }
 
     pub async fn complete(
@@ -299,12 +324,15 @@ impl Plugin {
             .completion
             .as_ref()
             .ok_or(CallError::Unsupported("completion"))?;
-        let mut call = self.start(scope, &self.limits).await?;
-        let guest = call.load(indices)?;
-        let watchdog = call.watchdog();
-        let result = watchdog.run(guest.call_complete(&mut call.store, request)).await;
-        self.finish(call, "completion/complete", result)?
-            .map_err(CallError::Plugin)
+        call_guest!(
+            self,
+            scope,
+            &self.limits,
+            indices,
+            "completion/complete",
+            call_complete(request)
+        )?
+        .map_err(CallError::Plugin)
     }
 
     /// Waits for a turn (this plugin's and the host's concurrency limits),

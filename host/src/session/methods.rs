@@ -34,22 +34,6 @@ fn progress_token(params: &Value) -> Option<Value> {
         .cloned()
 }
 
-pub(super) fn cursor(params: &Value) -> Result<Option<&str>, RpcError> {
-    match params.get("cursor") {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(cursor)) => Ok(Some(cursor)),
-        Some(_) => Err(RpcError::invalid_params("\"cursor\" must be a string")),
-    }
-}
-
-pub(super) fn page_result(key: &str, page: pagination::Page) -> Value {
-    let mut result = json!({ key: page.items });
-    if let Some(next) = page.next_cursor {
-        result["nextCursor"] = json!(next);
-    }
-    result
-}
-
 /// A tool execution error, shown to the model so it can correct itself.
 fn tool_error(text: impl Into<String>) -> Value {
     json!({ "content": [{ "type": "text", "text": text.into() }], "isError": true })
@@ -114,38 +98,10 @@ impl Session {
         let catalog = self.server.loaded_catalog().await;
         let scope = || self.call_scope(id, &params, cancel.clone());
         match method {
-            "tools/list" => pagination::page(
-                ListKind::Tools,
-                &catalog.tools,
-                |e| &e.listed,
-                cursor(&params)?,
-                page_size,
-            )
-            .map(|page| page_result("tools", page)),
-            "prompts/list" => pagination::page(
-                ListKind::Prompts,
-                &catalog.prompts,
-                |e| &e.listed,
-                cursor(&params)?,
-                page_size,
-            )
-            .map(|page| page_result("prompts", page)),
-            "resources/list" => pagination::page(
-                ListKind::Resources,
-                &catalog.resources,
-                |e| &e.listed,
-                cursor(&params)?,
-                page_size,
-            )
-            .map(|page| page_result("resources", page)),
-            "resources/templates/list" => pagination::page(
-                ListKind::Templates,
-                &catalog.templates,
-                |e| &e.listed,
-                cursor(&params)?,
-                page_size,
-            )
-            .map(|page| page_result("resourceTemplates", page)),
+            "tools/list" => pagination::page(ListKind::Tools, &catalog.tools, &params, page_size),
+            "prompts/list" => pagination::page(ListKind::Prompts, &catalog.prompts, &params, page_size),
+            "resources/list" => pagination::page(ListKind::Resources, &catalog.resources, &params, page_size),
+            "resources/templates/list" => pagination::page(ListKind::Templates, &catalog.templates, &params, page_size),
             "tools/call" => {
                 let call = ToolCall::parse(catalog.clone(), &params)?;
                 match params.get("task") {

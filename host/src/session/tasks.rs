@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::Session;
-use super::methods::{ToolCall, cursor, page_result, str_param};
+use super::methods::{ToolCall, str_param};
 use crate::catalog::pagination::{self, ListKind};
 use crate::plugins::bindings::tools::TaskSupport;
 use crate::plugins::scope::BoxFuture;
@@ -88,14 +88,7 @@ impl Session {
                     .into_iter()
                     .map(|task| (task.list_key(), task.to_json()))
                     .collect();
-                let page = pagination::page(
-                    ListKind::Tasks,
-                    &tasks,
-                    |t| t,
-                    cursor(params)?,
-                    self.server.config.page_size,
-                )?;
-                Ok(page_result("tasks", page))
+                pagination::page(ListKind::Tasks, &tasks, params, self.server.config.page_size)
             }
             "tasks/cancel" => {
                 let task = self.task_store.get(str_param(params, "taskId", method)?)?;

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use crate::manifest::LimitSettings;
 use crate::plugins::Limits;
 use crate::session::ServerConfig;
+use crate::tasks::TaskSettings;
 
 /// What a config file can say. Every key is optional.
 #[derive(Debug, Default, Deserialize)]
@@ -30,7 +31,23 @@ pub struct ServerSettings {
     pub client_timeout_secs: Option<f64>,
     /// Plugin calls running at once across all plugins.
     pub max_concurrent_calls: Option<u32>,
+    /// The longest a task and its result are kept, whatever ttl the client asks for.
+    pub max_task_ttl_secs: Option<u64>,
     pub cache_dir: Option<PathBuf>,
+}
+
+fn task_settings(max_ttl_secs: Option<u64>) -> Result<TaskSettings> {
+    let defaults = TaskSettings::default();
+    let Some(secs) = max_ttl_secs else { return Ok(defaults) };
+    if secs == 0 {
+        bail!("max task ttl must be at least 1 second");
+    }
+    let max_ttl = Duration::from_secs(secs);
+    Ok(TaskSettings {
+        max_ttl,
+        default_ttl: defaults.default_ttl.min(max_ttl),
+        ..defaults
+    })
 }
 
 impl ConfigFile {
@@ -99,6 +116,7 @@ impl Settings {
             server: ServerConfig {
                 page_size,
                 client_request_timeout: Duration::from_secs_f64(client_timeout),
+                tasks: task_settings(flags.server.max_task_ttl_secs.or(file.server.max_task_ttl_secs))?,
                 ..ServerConfig::default()
             },
             cache_dir: flags.server.cache_dir.clone().or_else(|| file.server.cache_dir.clone()),

@@ -73,6 +73,9 @@ struct ServeArgs {
     /// Plugin calls running at once across all plugins; more wait their turn [default: 64].
     #[arg(long)]
     max_concurrent_calls: Option<u32>,
+    /// The longest a task and its result are kept, whatever ttl the client asks for [default: 86400].
+    #[arg(long, value_name = "SECS")]
+    max_task_ttl: Option<u64>,
     /// Calls of one plugin running at once; more wait their turn [default: 16].
     #[arg(long)]
     max_calls_per_plugin: Option<u32>,
@@ -102,6 +105,7 @@ impl ServeArgs {
                 page_size: self.page_size,
                 client_timeout_secs: self.client_timeout,
                 max_concurrent_calls: self.max_concurrent_calls,
+                max_task_ttl_secs: self.max_task_ttl,
                 cache_dir: self.cache_dir.clone(),
             },
         }

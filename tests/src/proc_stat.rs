@@ -20,3 +20,37 @@ pub fn cpu_ticks(pid: u32) -> u64 {
 
 /// Clock ticks per second in `/proc/<pid>/stat` (`USER_HZ`).
 pub const TICKS_PER_SECOND: u64 = 100;
+
+/// How long each CPU sample of [`StdioServer::wait_for_cpu`] lasts.
+pub const CPU_WINDOW: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// A window's worth of ticks at full use of one core.
+pub fn full_core() -> u64 {
+    CPU_WINDOW.as_millis() as u64 * TICKS_PER_SECOND / 1000
+}
+
+impl crate::StdioServer {
+    /// Samples the server's CPU use window by window (handling its output
+    /// meanwhile) until `done(ticks)` holds; fails with `what` and the samples
+    /// if it never does within the harness timeout.
+    pub fn wait_for_cpu(&mut self, what: &str, done: impl Fn(u64) -> bool) {
+        let deadline = std::time::Instant::now() + crate::timeout();
+        let mut samples = Vec::new();
+        loop {
+            let before = self.cpu_ticks();
+            self.drain_until(std::time::Instant::now() + CPU_WINDOW);
+            let ticks = self.cpu_ticks() - before;
+            samples.push(ticks);
+            if done(ticks) {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{what}: never seen within {:?}; CPU ticks per {CPU_WINDOW:?} window ({TICKS_PER_SECOND}/s): \
+                 {samples:?}\nstderr:\n{}",
+                crate::timeout(),
+                self.stderr()
+            );
+        }
+    }
+}

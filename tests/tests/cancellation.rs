@@ -7,74 +7,31 @@
 //! time to stop growing. The host's own limits are raised out of reach so that
 //! only the cancellation can stop the call.
 
-use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use wasm_mcp_tests::expect::single_text;
-use wasm_mcp_tests::proc_stat::TICKS_PER_SECOND;
-use wasm_mcp_tests::{PluginDir, StdioServer, timeout};
+use wasm_mcp_tests::proc_stat::full_core;
+use wasm_mcp_tests::{PluginDir, StdioServer};
 
 /// Fuel and deadline far beyond the test, so they cannot be what stops a call.
 const NO_LIMITS: [&str; 4] = ["--fuel", "18446744073709551615", "--timeout", "86400"];
-
-/// How long each CPU sample lasts.
-const WINDOW: Duration = Duration::from_millis(500);
-
-/// Ticks of CPU the server used during one `WINDOW` (handling stdout meanwhile).
-fn cpu_during_window(server: &mut StdioServer) -> u64 {
-    let before = server.cpu_ticks();
-    server.drain_until(Instant::now() + WINDOW);
-    server.cpu_ticks() - before
-}
-
-/// Samples CPU use window by window until `done(ticks)` holds; fails with
-/// `what` and the samples if it never does within the harness timeout.
-fn wait_for_cpu(server: &mut StdioServer, what: &str, done: impl Fn(u64) -> bool) {
-    let deadline = Instant::now() + timeout();
-    let mut samples = Vec::new();
-    loop {
-        let ticks = cpu_during_window(server);
-        samples.push(ticks);
-        if done(ticks) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{what}: never seen within {:?}; CPU ticks per {WINDOW:?} window ({TICKS_PER_SECOND}/s): \
-             {samples:?}\nstderr:\n{}",
-            timeout(),
-            server.stderr()
-        );
-    }
-}
-
-/// A window's worth of ticks at full use of one core.
-fn full_core() -> u64 {
-    WINDOW.as_millis() as u64 * TICKS_PER_SECOND / 1000
-}
 
 fn cancel_and_check(tool: &str) {
     let mut server = StdioServer::start_with_args(PluginDir::with(&["spinner"]), &NO_LIMITS);
     server.initialize(json!({}));
     // Idle before the call.
-    wait_for_cpu(&mut server, "the idle server using little CPU", |t| {
-        t <= full_core() / 10
-    });
+    server.wait_for_cpu("the idle server using little CPU", |t| t <= full_core() / 10);
 
     let id = server.start_request("tools/call", json!({"name": tool, "arguments": {}}));
-    wait_for_cpu(&mut server, &format!("the `{tool}` call burning CPU"), |t| {
-        t >= full_core() / 3
-    });
+    server.wait_for_cpu(&format!("the `{tool}` call burning CPU"), |t| t >= full_core() / 3);
 
     server.notify(
         "notifications/cancelled",
         json!({"requestId": id, "reason": "the test cancels it"}),
     );
-    wait_for_cpu(
-        &mut server,
-        &format!("the cancelled `{tool}` call to stop using CPU"),
-        |t| t <= full_core() / 10,
-    );
+    server.wait_for_cpu(&format!("the cancelled `{tool}` call to stop using CPU"), |t| {
+        t <= full_core() / 10
+    });
 
     // The host goes on: ping and a new call both work.
     assert_eq!(server.request("ping", Value::Null).result(), &json!({}));

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use wasm_mcp_tests::expect::{by_name, is_tool_error, single_text, texts, tool_ok};
-use wasm_mcp_tests::proc_stat::TICKS_PER_SECOND;
+use wasm_mcp_tests::proc_stat::full_core;
 use wasm_mcp_tests::{PluginDir, StdioServer, timeout};
 
 const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
@@ -256,50 +256,19 @@ fn a_json_rpc_error_of_the_call_stays_an_error_in_tasks_result() {
 
 // ---- cancel ------------------------------------------------------------------
 
-const WINDOW: Duration = Duration::from_millis(500);
-
-fn full_core() -> u64 {
-    WINDOW.as_millis() as u64 * TICKS_PER_SECOND / 1000
-}
-
-/// Samples CPU use window by window until `done(ticks)` holds.
-fn wait_for_cpu(server: &mut StdioServer, what: &str, done: impl Fn(u64) -> bool) {
-    let deadline = Instant::now() + timeout();
-    let mut samples = Vec::new();
-    loop {
-        let before = server.cpu_ticks();
-        server.drain_until(Instant::now() + WINDOW);
-        let ticks = server.cpu_ticks() - before;
-        samples.push(ticks);
-        if done(ticks) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{what}: never seen within {:?}; CPU ticks per {WINDOW:?} window ({TICKS_PER_SECOND}/s): {samples:?}\nstderr:\n{}",
-            timeout(),
-            server.stderr()
-        );
-    }
-}
-
 #[test]
 fn cancelling_a_task_stops_its_wasm_and_its_cpu_use() {
     let mut server = StdioServer::start_with_args(spinner_dir(), &NO_LIMITS);
     server.initialize(json!({}));
-    wait_for_cpu(&mut server, "the idle server using little CPU", |t| {
-        t <= full_core() / 10
-    });
+    server.wait_for_cpu("the idle server using little CPU", |t| t <= full_core() / 10);
     let id = task_id(&start_task(&mut server, "spin", json!({}), json!({})));
-    wait_for_cpu(&mut server, "the `spin` task burning CPU", |t| t >= full_core() / 3);
+    server.wait_for_cpu("the `spin` task burning CPU", |t| t >= full_core() / 3);
 
     let cancelled = server.request("tasks/cancel", json!({"taskId": id})).result().clone();
     assert_eq!(cancelled["taskId"], id.as_str());
     assert_eq!(cancelled["status"], "cancelled");
     wait_status(&mut server, &id, "cancelled", None);
-    wait_for_cpu(&mut server, "the cancelled task to stop using CPU", |t| {
-        t <= full_core() / 10
-    });
+    server.wait_for_cpu("the cancelled task to stop using CPU", |t| t <= full_core() / 10);
     assert_eq!(get_task(&mut server, &id)["status"], "cancelled");
 
     // A terminal task cannot be cancelled again, and has no result.
@@ -405,8 +374,9 @@ fn a_task_and_its_result_are_purged_when_its_ttl_runs_out() {
 fn a_task_still_running_when_its_ttl_runs_out_is_stopped_quietly() {
     let mut server = StdioServer::start_with_args(spinner_dir(), &NO_LIMITS);
     server.initialize(json!({}));
-    let id = task_id(&start_task(&mut server, "spin", json!({}), json!({"ttl": 300})));
-    wait_for_cpu(&mut server, "the `spin` task burning CPU", |t| t >= full_core() / 3);
+    // The ttl outlasts the first CPU sample, so the spin is seen before it expires.
+    let id = task_id(&start_task(&mut server, "spin", json!({}), json!({"ttl": 3000})));
+    server.wait_for_cpu("the `spin` task burning CPU", |t| t >= full_core() / 3);
     let deadline = Instant::now() + timeout();
     loop {
         let response = server.request("tasks/get", json!({"taskId": id}));
@@ -418,9 +388,7 @@ fn a_task_still_running_when_its_ttl_runs_out_is_stopped_quietly() {
         server.drain_until(Instant::now() + Duration::from_millis(100));
     }
     // Its call is stopped...
-    wait_for_cpu(&mut server, "the expired task to stop using CPU", |t| {
-        t <= full_core() / 10
-    });
+    server.wait_for_cpu("the expired task to stop using CPU", |t| t <= full_core() / 10);
     // ...and it reports nothing more about a task the client can no longer
     // ask about (in particular not that it "failed" by being cancelled).
     let statuses = reported_statuses(&server, &id);
@@ -442,6 +410,48 @@ fn the_requested_ttl_is_honoured_up_to_the_maximum() {
     let ten_days = 10 * 24 * 3_600_000u64;
     let capped = start_task(&mut server, "digest_batch", quick, json!({"ttl": ten_days}));
     assert_eq!(capped["ttl"], 86_400_000, "ttl is capped at a day: {capped}");
+    server.shutdown();
+}
+
+#[test]
+fn the_maximum_ttl_is_configurable() {
+    let mut server = batch_server(&["--max-task-ttl", "90"]);
+    let quick = json!({"items": ["a"], "rounds": 1});
+    let capped = start_task(&mut server, "digest_batch", quick.clone(), json!({"ttl": 3_600_000}));
+    assert_eq!(capped["ttl"], 90_000, "ttl is capped at --max-task-ttl: {capped}");
+    let default = start_task(&mut server, "digest_batch", quick, json!({}));
+    assert_eq!(
+        default["ttl"], 90_000,
+        "the default never exceeds the maximum: {default}"
+    );
+    server.shutdown();
+}
+
+#[test]
+fn a_session_holds_a_bounded_number_of_tasks() {
+    let mut server = batch_server(&[]);
+    let quick = json!({"items": ["a"], "rounds": 1});
+    let mut created = 0;
+    let refusal = loop {
+        let response = server.request(
+            "tools/call",
+            json!({"name": "digest_batch", "arguments": quick, "task": {}}),
+        );
+        if response.is_error() {
+            break response.error();
+        }
+        created += 1;
+        assert!(created <= 10_000, "no bound on the tasks of a session");
+    };
+    assert_eq!(created, 1000, "the bound is 1000 live tasks per session");
+    assert!(
+        refusal.message.contains("1000 tasks"),
+        "the refusal says why: {}",
+        refusal.message
+    );
+    assert_eq!(server.list_all("tasks/list", "tasks").len(), 1000);
+    // Plain calls are unaffected.
+    tool_ok(server.call_tool("digest", json!({"text": "a"})).result());
     server.shutdown();
 }
 

@@ -469,6 +469,9 @@ fn classify(store: &Store<CallState>, limits: &Limits, error: wasmtime::Error) -
         Some(Trap::OutOfFuel) => CallError::Limit(LimitHit::Fuel(limits.fuel)),
         Some(Trap::StackOverflow) => CallError::Crashed("stack overflow".into()),
         Some(Trap::UnreachableCodeReached) => CallError::Crashed("it panicked or aborted (wasm `unreachable`)".into()),
+        Some(Trap::MemoryOutOfBounds) => CallError::Crashed(
+            "wasm trap: out of bounds memory access (in a Rust or C plugin this is most often a stack overflow)".into(),
+        ),
         Some(trap) => CallError::Crashed(trap.to_string()),
         None => CallError::Crashed(format!("{error:#}")),
     }

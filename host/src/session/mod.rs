@@ -23,7 +23,7 @@ pub use server::{Server, ServerConfig};
 
 use crate::protocol::jsonrpc::{self, INVALID_REQUEST};
 use crate::protocol::{Incoming, LogLevel, RequestId, RpcError};
-use crate::tasks::{TaskSettings, TaskStore};
+use crate::tasks::TaskStore;
 use client::{ClientCapabilities, PendingClientRequests};
 
 /// A message for the client, and the client request it belongs to (if any),
@@ -76,7 +76,7 @@ impl Session {
             }),
             in_flight: Mutex::new(HashMap::new()),
             running: TaskTracker::new(),
-            task_store: TaskStore::new(TaskSettings::default()),
+            task_store: TaskStore::new(server.config.tasks.clone()),
             client_requests: PendingClientRequests::default(),
         });
         server.register(&session);

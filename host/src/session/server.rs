@@ -17,6 +17,7 @@ use super::Session;
 use crate::catalog::Catalog;
 use crate::plugins::Plugin;
 use crate::protocol::LogLevel;
+use crate::tasks::TaskSettings;
 
 /// Settings of the protocol layer.
 #[derive(Debug, Clone)]
@@ -28,6 +29,8 @@ pub struct ServerConfig {
     /// How long list requests wait for the plugins present at start to load;
     /// plugins that take longer appear later through list_changed.
     pub startup_wait: Duration,
+    /// Retention and polling of each session's tasks.
+    pub tasks: TaskSettings,
 }
 
 impl Default for ServerConfig {
@@ -36,6 +39,7 @@ impl Default for ServerConfig {
             page_size: 50,
             client_request_timeout: Duration::from_secs(300),
             startup_wait: Duration::from_secs(30),
+            tasks: TaskSettings::default(),
         }
     }
 }

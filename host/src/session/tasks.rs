@@ -51,6 +51,12 @@ impl Session {
             let outcome = tokio::select! {
                 outcome = call.run(scope) => Some(outcome),
                 _ = running.cancel.cancelled() => None,
+                // A task still running when its ttl runs out is stopped, even
+                // if the client never touches the store again.
+                _ = tokio::time::sleep_until(running.expires_at().into()) => {
+                    session.task_store.purge();
+                    None
+                }
             };
             let ended = match outcome {
                 Some(Ok(result)) if result.get("isError") == Some(&json!(true)) => {

@@ -105,6 +105,10 @@ impl Task {
         task
     }
 
+    pub fn expires_at(&self) -> Instant {
+        self.expires_at
+    }
+
     /// Orders tasks by creation, stably, for paging through tasks/list.
     pub fn list_key(&self) -> String {
         let nanos = self
@@ -244,6 +248,11 @@ impl TaskStore {
         let mut list: Vec<_> = tasks.values().cloned().collect();
         list.sort_by(|a, b| a.created_at.cmp(&b.created_at).then_with(|| a.id.cmp(&b.id)));
         list
+    }
+
+    /// Drops every task whose ttl has run out, stopping those still running.
+    pub fn purge(&self) {
+        purge_expired(&mut self.tasks.lock().unwrap());
     }
 
     /// Stops every running task (the session is ending).

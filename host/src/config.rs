@@ -33,6 +33,8 @@ pub struct ServerSettings {
     pub max_concurrent_calls: Option<u32>,
     /// The longest a task and its result are kept, whatever ttl the client asks for.
     pub max_task_ttl_secs: Option<u64>,
+    /// How often to ping the client to check it still answers.
+    pub ping_interval_secs: Option<f64>,
     pub cache_dir: Option<PathBuf>,
 }
 
@@ -117,6 +119,18 @@ impl Settings {
                 page_size,
                 client_request_timeout: Duration::from_secs_f64(client_timeout),
                 tasks: task_settings(flags.server.max_task_ttl_secs.or(file.server.max_task_ttl_secs))?,
+                ping_interval: flags
+                    .server
+                    .ping_interval_secs
+                    .or(file.server.ping_interval_secs)
+                    .map(|secs| {
+                        if secs.is_finite() && secs > 0.0 {
+                            Ok(Duration::from_secs_f64(secs))
+                        } else {
+                            Err(anyhow::anyhow!("ping interval must be a positive number of seconds"))
+                        }
+                    })
+                    .transpose()?,
                 ..ServerConfig::default()
             },
             cache_dir: flags.server.cache_dir.clone().or_else(|| file.server.cache_dir.clone()),

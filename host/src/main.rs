@@ -73,6 +73,9 @@ struct ServeArgs {
     /// Plugin calls running at once across all plugins; more wait their turn [default: 64].
     #[arg(long)]
     max_concurrent_calls: Option<u32>,
+    /// Ping the client every SECS seconds to check it still answers [default: never].
+    #[arg(long, value_name = "SECS")]
+    ping_interval: Option<f64>,
     /// The longest a task and its result are kept, whatever ttl the client asks for [default: 86400].
     #[arg(long, value_name = "SECS")]
     max_task_ttl: Option<u64>,
@@ -106,6 +109,7 @@ impl ServeArgs {
                 client_timeout_secs: self.client_timeout,
                 max_concurrent_calls: self.max_concurrent_calls,
                 max_task_ttl_secs: self.max_task_ttl,
+                ping_interval_secs: self.ping_interval,
                 cache_dir: self.cache_dir.clone(),
             },
         }

@@ -7,7 +7,6 @@
 //! time to stop growing. The host's own limits are raised out of reach so that
 //! only the cancellation can stop the call.
 
-
 use serde_json::{Value, json};
 use wasm_mcp_tests::expect::single_text;
 use wasm_mcp_tests::proc_stat::full_core;

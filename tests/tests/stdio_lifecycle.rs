@@ -287,3 +287,39 @@ fn a_plugin_that_traps_is_a_tool_error_and_the_server_goes_on() {
     assert_eq!(single_text(&slept), "slept 1 ms");
     server.shutdown();
 }
+
+#[test]
+fn the_server_pings_the_client_when_asked_to_and_goes_on_serving() {
+    let mut server = StdioServer::start_with_args(PluginDir::with(&["text-tools"]), &["--ping-interval", "0.2"]);
+    server.initialize(json!({}));
+    // The harness answers pings itself; wait until two have come (each after
+    // the previous was answered), then check the server still serves.
+    let deadline = std::time::Instant::now() + wasm_mcp_tests::timeout();
+    let pings = |server: &StdioServer| -> Vec<Value> {
+        server
+            .client_requests()
+            .iter()
+            .filter(|r| r["method"] == "ping")
+            .cloned()
+            .collect()
+    };
+    while pings(&server).len() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server sent no pings; stderr:\n{}",
+            server.stderr()
+        );
+        server.drain_until(std::time::Instant::now() + std::time::Duration::from_millis(100));
+    }
+    let sent = pings(&server);
+    assert_eq!(
+        sent[0]["params"],
+        json!({}),
+        "a ping carries no parameters: {}",
+        sent[0]
+    );
+    assert_ne!(sent[0]["id"], sent[1]["id"], "each ping has its own id");
+    let reversed = server.call_tool("reverse", json!({"text": "abc"}));
+    assert_eq!(single_text(reversed.result()), "cba");
+    server.shutdown();
+}

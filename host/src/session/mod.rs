@@ -62,6 +62,21 @@ pub struct Session {
     client_requests: PendingClientRequests,
 }
 
+/// Pings the client every `interval` once it is initialized, for as long as
+/// the session lives; a client that does not answer is reported on stderr.
+async fn keep_alive(session: std::sync::Weak<Session>, interval: Duration) {
+    loop {
+        tokio::time::sleep(interval).await;
+        let Some(session) = session.upgrade() else { return };
+        if !session.is_initialized() {
+            continue;
+        }
+        if let Err(error) = session.ask_client("ping", serde_json::json!({}), None).await {
+            tracing::warn!(?error, "the client did not answer a ping");
+        }
+    }
+}
+
 impl Session {
     pub fn new(server: Arc<Server>, outbox: Outbox) -> Arc<Self> {
         let session = Arc::new(Self {
@@ -80,6 +95,9 @@ impl Session {
             client_requests: PendingClientRequests::default(),
         });
         server.register(&session);
+        if let Some(interval) = server.config.ping_interval {
+            tokio::spawn(keep_alive(Arc::downgrade(&session), interval));
+        }
         session
     }
 

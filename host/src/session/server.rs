@@ -31,6 +31,8 @@ pub struct ServerConfig {
     pub startup_wait: Duration,
     /// Retention and polling of each session's tasks.
     pub tasks: TaskSettings,
+    /// How often an idle client is pinged to check it still answers; `None` never.
+    pub ping_interval: Option<Duration>,
 }
 
 impl Default for ServerConfig {
@@ -40,6 +42,7 @@ impl Default for ServerConfig {
             client_request_timeout: Duration::from_secs(300),
             startup_wait: Duration::from_secs(30),
             tasks: TaskSettings::default(),
+            ping_interval: None,
         }
     }
 }

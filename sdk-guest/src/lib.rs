@@ -125,6 +125,7 @@ extern crate self as wasm_mcp_sdk;
 
 mod args;
 pub mod bindings;
+mod builder;
 pub mod completion;
 mod content;
 pub mod host;

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::bindings::exports::wasm_mcp::plugin::prompts::{Prompt as PromptDef, PromptArgument};
 use crate::completion::Completers;
-use crate::{Arguments, ContentBlock, Error, GetPromptResult, Icon, PromptMessage, Role, args, schema};
+use crate::{ContentBlock, Error, GetPromptResult, PromptMessage, Role, args, builder, schema};
 
 type GetFn = Box<dyn Fn(Vec<(String, String)>) -> Result<GetPromptResult, Error>>;
 
@@ -58,41 +58,20 @@ impl Prompt {
         }
     }
 
-    /// A human-readable name for display.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.def.title = Some(title.into());
-        self
-    }
-
-    /// What the prompt is for.
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.def.description = Some(description.into());
-        self
-    }
-
-    /// Adds an icon.
-    pub fn icon(mut self, icon: Icon) -> Self {
-        self.def.icons.push(icon);
-        self
-    }
-
-    /// Sets the prompt's `_meta` object.
-    pub fn meta(mut self, meta: Value) -> Self {
-        self.def.meta = Some(meta.to_string());
-        self
-    }
-
-    /// Suggests values for the argument `argument`: `handler` receives the
-    /// value typed so far and the values the client already resolved for
-    /// other arguments, and returns the suggestions (the SDK passes on the
-    /// first 100 and reports the total).
-    pub fn complete(
-        mut self,
-        argument: impl Into<String>,
-        handler: impl Fn(&str, &Arguments) -> Vec<String> + 'static,
-    ) -> Self {
-        self.completers.add(argument.into(), Box::new(handler));
-        self
+    builder::setters! {
+        /// A human-readable name for display.
+        text title;
+        /// What the prompt is for.
+        text description;
+        /// Adds an icon.
+        icon;
+        /// Sets the prompt's `_meta` object.
+        meta;
+        /// Suggests values for the argument `argument`: `handler` receives the
+        /// value typed so far and the values the client already resolved for
+        /// other arguments, and returns the suggestions (the SDK passes on the
+        /// first 100 and reports the total).
+        complete argument;
     }
 }
 

@@ -1,12 +1,10 @@
 //! Resources and resource templates: the metadata the client lists and the
 //! handlers that produce contents when a URI is read.
 
-use serde_json::Value;
-
 use crate::bindings::exports::wasm_mcp::plugin::resources::{Resource as ResourceDef, ResourceTemplate as TemplateDef};
 use crate::completion::Completers;
 use crate::uri_template::UriTemplate;
-use crate::{Annotations, Arguments, Error, Icon, ResourceContents};
+use crate::{Annotations, Arguments, Error, ResourceContents, builder};
 
 type ReadFn = Box<dyn Fn(&str) -> Result<Vec<ResourceContents>, Error>>;
 type TemplateReadFn = Box<dyn Fn(&str, &Arguments) -> Result<Vec<ResourceContents>, Error>>;
@@ -44,66 +42,52 @@ impl Resource {
 
     /// A resource with fixed text contents (its MIME type and size are listed).
     pub fn text(uri: impl Into<String>, name: impl Into<String>, mime_type: &str, text: impl Into<String>) -> Self {
-        let (mime, text) = (mime_type.to_string(), text.into());
-        let size = text.len() as u64;
-        Self::new(uri, name, move |uri| {
-            Ok(vec![ResourceContents::text(uri, &mime, &text)])
+        let text = text.into();
+        let size = text.len();
+        Self::fixed(uri, name, mime_type, size, move |uri, mime| {
+            ResourceContents::text(uri, mime, &text)
         })
-        .mime_type(mime_type)
-        .size(size)
     }
 
     /// A resource with fixed binary contents (its MIME type and size are listed).
     pub fn blob(uri: impl Into<String>, name: impl Into<String>, mime_type: &str, data: impl Into<Vec<u8>>) -> Self {
-        let (mime, data) = (mime_type.to_string(), data.into());
-        let size = data.len() as u64;
-        Self::new(uri, name, move |uri| {
-            Ok(vec![ResourceContents::blob(uri, &mime, data.clone())])
+        let data = data.into();
+        let size = data.len();
+        Self::fixed(uri, name, mime_type, size, move |uri, mime| {
+            ResourceContents::blob(uri, mime, data.clone())
         })
-        .mime_type(mime_type)
-        .size(size)
     }
 
-    /// A human-readable name for display.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.def.title = Some(title.into());
-        self
+    /// A resource of `size` bytes whose one item of contents `contents` makes
+    /// from the URI and the MIME type.
+    fn fixed(
+        uri: impl Into<String>,
+        name: impl Into<String>,
+        mime_type: &str,
+        size: usize,
+        contents: impl Fn(&str, &str) -> ResourceContents + 'static,
+    ) -> Self {
+        let mime = mime_type.to_string();
+        Self::new(uri, name, move |uri| Ok(vec![contents(uri, &mime)]))
+            .mime_type(mime_type)
+            .size(size as u64)
     }
 
-    /// What the resource holds.
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.def.description = Some(description.into());
-        self
-    }
-
-    /// The MIME type of its contents.
-    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
-        self.def.mime_type = Some(mime_type.into());
-        self
-    }
-
-    /// Its size in bytes, if known.
-    pub fn size(mut self, size: u64) -> Self {
-        self.def.size = Some(size);
-        self
-    }
-
-    /// Sets the annotations (audience, priority, last modified).
-    pub fn annotations(mut self, annotations: Annotations) -> Self {
-        self.def.annotations = Some(annotations);
-        self
-    }
-
-    /// Adds an icon.
-    pub fn icon(mut self, icon: Icon) -> Self {
-        self.def.icons.push(icon);
-        self
-    }
-
-    /// Sets the resource's `_meta` object.
-    pub fn meta(mut self, meta: Value) -> Self {
-        self.def.meta = Some(meta.to_string());
-        self
+    builder::setters! {
+        /// A human-readable name for display.
+        text title;
+        /// What the resource holds.
+        text description;
+        /// The MIME type of its contents.
+        text mime_type;
+        /// Its size in bytes, if known.
+        value size: u64;
+        /// Sets the annotations (audience, priority, last modified).
+        value annotations: Annotations;
+        /// Adds an icon.
+        icon;
+        /// Sets the resource's `_meta` object.
+        meta;
     }
 }
 
@@ -146,52 +130,53 @@ impl ResourceTemplate {
         }
     }
 
-    /// A human-readable name for display.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.def.title = Some(title.into());
-        self
+    builder::setters! {
+        /// A human-readable name for display.
+        text title;
+        /// What the resources hold.
+        text description;
+        /// The MIME type of every resource that fits.
+        text mime_type;
+        /// Sets the annotations (audience, priority, last modified).
+        value annotations: Annotations;
+        /// Adds an icon.
+        icon;
+        /// Sets the template's `_meta` object.
+        meta;
+        /// Suggests values for the template variable `variable`: `handler`
+        /// receives the value typed so far and the values the client already
+        /// resolved for other variables, and returns the suggestions (the SDK
+        /// passes on the first 100 and reports the total).
+        complete variable;
     }
+}
 
-    /// What the resources hold.
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.def.description = Some(description.into());
-        self
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ContentsBody;
 
-    /// The MIME type of every resource that fits.
-    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
-        self.def.mime_type = Some(mime_type.into());
-        self
-    }
+    #[test]
+    fn fixed_resources_list_their_mime_type_and_size_and_read_the_same_contents() {
+        let text = Resource::text("t://text", "text", "text/plain", "héllo").title("Text");
+        let def = &text.def;
+        assert_eq!(
+            (def.mime_type.as_deref(), def.size, def.title.as_deref()),
+            (Some("text/plain"), Some(6), Some("Text"))
+        );
+        let contents = (text.read)("t://text").unwrap();
+        assert_eq!((contents.len(), contents[0].uri.as_str()), (1, "t://text"));
+        assert_eq!(contents[0].mime_type.as_deref(), Some("text/plain"));
+        assert!(matches!(&contents[0].body, ContentsBody::Text(t) if t == "héllo"));
 
-    /// Sets the annotations (audience, priority, last modified).
-    pub fn annotations(mut self, annotations: Annotations) -> Self {
-        self.def.annotations = Some(annotations);
-        self
-    }
-
-    /// Adds an icon.
-    pub fn icon(mut self, icon: Icon) -> Self {
-        self.def.icons.push(icon);
-        self
-    }
-
-    /// Sets the template's `_meta` object.
-    pub fn meta(mut self, meta: Value) -> Self {
-        self.def.meta = Some(meta.to_string());
-        self
-    }
-
-    /// Suggests values for the template variable `variable`: `handler`
-    /// receives the value typed so far and the values the client already
-    /// resolved for other variables, and returns the suggestions (the SDK
-    /// passes on the first 100 and reports the total).
-    pub fn complete(
-        mut self,
-        variable: impl Into<String>,
-        handler: impl Fn(&str, &Arguments) -> Vec<String> + 'static,
-    ) -> Self {
-        self.completers.add(variable.into(), Box::new(handler));
-        self
+        let blob = Resource::blob("t://blob", "blob", "image/png", [1u8, 2, 3]);
+        assert_eq!(
+            (blob.def.mime_type.as_deref(), blob.def.size),
+            (Some("image/png"), Some(3))
+        );
+        for _ in 0..2 {
+            let contents = (blob.read)("t://blob").unwrap();
+            assert!(matches!(&contents[0].body, ContentsBody::Blob(b) if b == &[1, 2, 3]));
+        }
     }
 }

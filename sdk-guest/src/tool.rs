@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::bindings::exports::wasm_mcp::plugin::tools::Tool as ToolDef;
-use crate::{CallToolResult, Icon, IntoToolResult, TaskSupport, ToolAnnotations, args, schema};
+use crate::{CallToolResult, IntoToolResult, TaskSupport, ToolAnnotations, args, builder, schema};
 
 type CallFn = Box<dyn Fn(&str) -> CallToolResult>;
 
@@ -55,22 +55,17 @@ impl Tool {
         Tool { def, call }
     }
 
-    /// A human-readable name for display.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.def.title = Some(title.into());
-        self
-    }
-
-    /// What the tool does, for the model.
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.def.description = Some(description.into());
-        self
-    }
-
-    /// Replaces all annotations at once.
-    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
-        self.def.annotations = Some(annotations);
-        self
+    builder::setters! {
+        /// A human-readable name for display.
+        text title;
+        /// What the tool does, for the model.
+        text description;
+        /// Replaces all annotations at once.
+        value annotations: ToolAnnotations;
+        /// Adds an icon.
+        icon;
+        /// Sets the tool's `_meta` object.
+        meta;
     }
 
     /// `readOnlyHint`: the tool does not modify its environment.
@@ -99,22 +94,10 @@ impl Tool {
         self
     }
 
-    /// Adds an icon.
-    pub fn icon(mut self, icon: Icon) -> Self {
-        self.def.icons.push(icon);
-        self
-    }
-
     /// Whether the tool may (or must) run as an MCP task; the default is
     /// [`TaskSupport::Forbidden`].
     pub fn task_support(mut self, support: TaskSupport) -> Self {
         self.def.task_support = support;
-        self
-    }
-
-    /// Sets the tool's `_meta` object.
-    pub fn meta(mut self, meta: Value) -> Self {
-        self.def.meta = Some(meta.to_string());
         self
     }
 

@@ -129,6 +129,14 @@ impl StdioServer {
         Self::start_with_args(plugins, &[])
     }
 
+    /// Serves the test plugins named `names` and initializes the session
+    /// with no client capabilities.
+    pub fn start_initialized(names: &[&str]) -> Self {
+        let mut server = Self::start(PluginDir::with(names));
+        server.initialize(json!({}));
+        server
+    }
+
     /// Serves `plugins` with extra `serve` flags (e.g. `["--page-size", "1"]`).
     pub fn start_with_args(plugins: PluginDir, args: &[&str]) -> Self {
         let mut server = Self::spawn(plugins.path(), args);
@@ -438,16 +446,17 @@ impl StdioServer {
 
     /// Received notifications of `method`, in order.
     pub fn notifications_of(&self, method: &str) -> Vec<Value> {
-        self.notifications
-            .iter()
-            .filter(|n| n["method"] == method)
-            .cloned()
-            .collect()
+        of_method(&self.notifications, method)
     }
 
     /// Every server → client request received so far, in order.
     pub fn client_requests(&self) -> &[Value] {
         &self.client_requests
+    }
+
+    /// Server → client requests of `method` received so far, in order.
+    pub fn client_requests_of(&self, method: &str) -> Vec<Value> {
+        of_method(&self.client_requests, method)
     }
 
     /// Every response received so far, in order.
@@ -719,6 +728,11 @@ fn read_stderr(mut stderr: impl Read, shared: Arc<Shared>) {
                 .push_str(&String::from_utf8_lossy(&buf[..n])),
         }
     }
+}
+
+/// The messages of `method` among `messages`, in order.
+fn of_method(messages: &[Value], method: &str) -> Vec<Value> {
+    messages.iter().filter(|m| m["method"] == method).cloned().collect()
 }
 
 #[cfg(test)]

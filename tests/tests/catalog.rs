@@ -112,8 +112,7 @@ fn colliding_resource_uris_are_listed_once_and_readable() {
 
 #[test]
 fn different_plugins_keep_their_own_names() {
-    let mut server = StdioServer::start(PluginDir::with(&["text-tools", "raw-echo", "conformance"]));
-    server.initialize(json!({}));
+    let mut server = StdioServer::start_initialized(&["text-tools", "raw-echo", "conformance"]);
     let tools = server.list_all("tools/list", "tools");
     for name in ["reverse", "echo", "add", "test_simple_text"] {
         by_name(&tools, name);
@@ -124,8 +123,7 @@ fn different_plugins_keep_their_own_names() {
 #[test]
 fn a_tool_name_taken_by_another_plugin_is_renamed_and_both_are_callable() {
     let run = || {
-        let mut server = StdioServer::start(PluginDir::with(&["text-tools", "text-tools-twin"]));
-        server.initialize(json!({}));
+        let mut server = StdioServer::start_initialized(&["text-tools", "text-tools-twin"]);
         let tools = names(&server.list_all("tools/list", "tools"));
         let reverses: Vec<String> = tools.iter().filter(|n| n.ends_with("reverse")).cloned().collect();
         assert_eq!(reverses.len(), 2, "both reverse tools are listed: {tools:?}");

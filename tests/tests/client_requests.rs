@@ -92,56 +92,60 @@ fn elicitation_decline_and_cancel_reach_the_plugin() {
     server.shutdown();
 }
 
-#[test]
-fn without_the_sampling_capability_the_tool_fails_clearly_instead_of_hanging() {
-    let mut server = server_with(json!({}));
-    let result = server
-        .call_tool("test_sampling", json!({"prompt": "hello"}))
-        .result()
-        .clone();
+/// Calls `tool` on a server whose client declared `capabilities` but not
+/// `capability`: the call fails with a tool error that names the missing
+/// capability, and no `method` request reaches the client.
+fn assert_fails_without_capability(capabilities: Value, tool: &str, arguments: Value, capability: &str, method: &str) {
+    let mut server = server_with(capabilities);
+    let result = server.call_tool(tool, arguments).result().clone();
     assert!(
         is_tool_error(&result),
-        "no sampling capability: expected isError, got {result}"
+        "no {capability} capability: expected isError, got {result}"
     );
     let text = texts(&result).join(" ").to_lowercase();
     assert!(
-        text.contains("sampling") && text.contains("capability"),
-        "the error says the sampling capability is missing: {text:?}"
+        text.contains(capability) && text.contains("capability"),
+        "the error says the {capability} capability is missing: {text:?}"
     );
     assert!(
-        server
-            .client_requests()
-            .iter()
-            .all(|r| r["method"] != "sampling/createMessage"),
-        "no sampling request may be sent to a client that did not declare it"
+        server.client_requests().iter().all(|r| r["method"] != method),
+        "no {capability} request may be sent to a client that did not declare it"
     );
     server.shutdown();
 }
 
 #[test]
+fn without_the_sampling_capability_the_tool_fails_clearly_instead_of_hanging() {
+    assert_fails_without_capability(
+        json!({}),
+        "test_sampling",
+        json!({"prompt": "hello"}),
+        "sampling",
+        "sampling/createMessage",
+    );
+}
+
+#[test]
 fn without_the_elicitation_capability_the_tool_fails_clearly_instead_of_hanging() {
-    let mut server = server_with(json!({"sampling": {}}));
+    assert_fails_without_capability(
+        json!({"sampling": {}}),
+        "test_elicitation",
+        json!({"message": "hello"}),
+        "elicitation",
+        "elicitation/create",
+    );
+}
+
+/// Calls `test_sampling`, which must fail (`failure` names the cause) with a
+/// tool error whose text contains `needle`.
+fn assert_sampling_fails(server: &mut StdioServer, failure: &str, needle: &str) {
     let result = server
-        .call_tool("test_elicitation", json!({"message": "hello"}))
+        .call_tool("test_sampling", json!({"prompt": "hello"}))
         .result()
         .clone();
-    assert!(
-        is_tool_error(&result),
-        "no elicitation capability: expected isError, got {result}"
-    );
-    let text = texts(&result).join(" ").to_lowercase();
-    assert!(
-        text.contains("elicitation") && text.contains("capability"),
-        "the error says the elicitation capability is missing: {text:?}"
-    );
-    assert!(
-        server
-            .client_requests()
-            .iter()
-            .all(|r| r["method"] != "elicitation/create"),
-        "no elicitation request may be sent to a client that did not declare it"
-    );
-    server.shutdown();
+    assert!(is_tool_error(&result), "{failure} fails the tool: {result}");
+    let text = texts(&result).join(" ");
+    assert!(text.contains(needle), "the error carries {needle:?}: {text:?}");
 }
 
 #[test]
@@ -154,18 +158,11 @@ fn a_client_that_rejects_sampling_gives_the_plugin_an_error_not_a_hang() {
             data: None,
         })
     });
-    let result = server
-        .call_tool("test_sampling", json!({"prompt": "hello"}))
-        .result()
-        .clone();
-    assert!(
-        is_tool_error(&result),
-        "a rejected sampling request fails the tool: {result}"
-    );
-    let text = texts(&result).join(" ");
-    assert!(
-        text.contains("User rejected sampling request"),
-        "the client's reason comes through: {text:?}"
+    // The client's reason comes through.
+    assert_sampling_fails(
+        &mut server,
+        "a rejected sampling request",
+        "User rejected sampling request",
     );
     server.shutdown();
 }
@@ -245,11 +242,10 @@ fn sampling_with_tools_needs_the_sampling_tools_capability() {
     let result = server.call_tool("sample_with_tools", json!({})).result().clone();
     tool_ok(&result);
     let request = server
-        .client_requests()
-        .iter()
-        .find(|r| r["method"] == "sampling/createMessage")
-        .expect("a sampling request")
-        .clone();
+        .client_requests_of("sampling/createMessage")
+        .into_iter()
+        .next()
+        .expect("a sampling request");
     assert_eq!(request["params"]["tools"][0]["name"], "get_weather", "{request}");
     assert_eq!(request["params"]["toolChoice"], json!({"mode": "auto"}), "{request}");
     let text = single_text(&result);
@@ -288,11 +284,10 @@ fn url_mode_elicitation_and_its_completion_notification() {
         .clone();
     tool_ok(&result);
     let request = server
-        .client_requests()
-        .iter()
-        .find(|r| r["method"] == "elicitation/create")
-        .expect("an elicitation request")
-        .clone();
+        .client_requests_of("elicitation/create")
+        .into_iter()
+        .next()
+        .expect("an elicitation request");
     let params = &request["params"];
     assert_eq!(params["mode"], "url", "{request}");
     assert_eq!(params["url"], "https://example.com/authorize", "{request}");
@@ -328,19 +323,8 @@ fn a_client_that_never_answers_times_out_into_a_tool_error() {
     let mut server = StdioServer::start_with_args(PluginDir::with(&[CONFORMANCE]), &["--client-timeout", "1"]);
     server.initialize(json!({"sampling": {}}));
     // No handler: the sampling request stays unanswered.
-    let result = server
-        .call_tool("test_sampling", json!({"prompt": "hello"}))
-        .result()
-        .clone();
-    assert!(
-        is_tool_error(&result),
-        "an unanswered sampling request fails the tool: {result}"
-    );
-    let text = texts(&result).join(" ");
-    assert!(
-        text.contains("did not answer in time"),
-        "the error says the client timed out: {text:?}"
-    );
+    // The error says the client timed out.
+    assert_sampling_fails(&mut server, "an unanswered sampling request", "did not answer in time");
     server.wait_for_client_request("sampling/createMessage");
     server.shutdown();
 }

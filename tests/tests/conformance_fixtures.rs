@@ -49,6 +49,18 @@ fn call(server: &mut StdioServer, tool: &str) -> Value {
     server.call_tool(tool, json!({})).result().clone()
 }
 
+/// Calls `tool` with `arguments` and checks that the call succeeded.
+fn call_ok(server: &mut StdioServer, tool: &str, arguments: Value) -> Value {
+    request_ok(server, json!({"name": tool, "arguments": arguments}))
+}
+
+/// Sends `tools/call` with `params` as given and checks that the call succeeded.
+fn request_ok(server: &mut StdioServer, params: Value) -> Value {
+    let result = server.request("tools/call", params).result().clone();
+    tool_ok(&result);
+    result
+}
+
 // ---- tools/list ---------------------------------------------------------------
 
 #[test]
@@ -119,11 +131,7 @@ fn json_schema_2020_12_tool_keeps_its_schema_verbatim() {
 fn simple_text_accepts_a_call_without_arguments() {
     let mut server = server();
     // The runner sends no `arguments` key at all for this tool.
-    let result = server
-        .request("tools/call", json!({"name": "test_simple_text"}))
-        .result()
-        .clone();
-    tool_ok(&result);
+    let result = request_ok(&mut server, json!({"name": "test_simple_text"}));
     assert_eq!(single_text(&result), "This is a simple text response for testing.");
     server.shutdown();
 }
@@ -171,8 +179,7 @@ fn multiple_content_types_in_order() {
 #[test]
 fn reconnection_tool_answers_over_stdio() {
     let mut server = server();
-    let result = call(&mut server, "test_reconnection");
-    tool_ok(&result);
+    let result = call_ok(&mut server, "test_reconnection", json!({}));
     assert_eq!(
         single_text(&result),
         "Reconnection test completed successfully. If you received this, the client properly \
@@ -204,8 +211,7 @@ fn logging_tool_sends_three_info_messages_during_the_call() {
     let mut server = server();
     let set = server.request("logging/setLevel", json!({"level": "debug"}));
     assert_eq!(set.result(), &json!({}), "logging/setLevel answers {{}}");
-    let result = call(&mut server, "test_tool_with_logging");
-    tool_ok(&result);
+    let result = call_ok(&mut server, "test_tool_with_logging", json!({}));
     assert_eq!(single_text(&result), "Tool with logging executed successfully");
     // Notifications received before the response: sent while the call was in flight.
     let messages = server.notifications_of("notifications/message");
@@ -242,15 +248,11 @@ fn progress_for(server: &StdioServer, token: &Value) -> Vec<Value> {
 fn progress_tool_reports_0_50_100_on_a_string_token() {
     let mut server = server();
     let token = json!("progress-test-1");
-    let result = server
-        .request(
-            "tools/call",
-            json!({"name": "test_tool_with_progress", "arguments": {},
-                   "_meta": {"progressToken": token}}),
-        )
-        .result()
-        .clone();
-    tool_ok(&result);
+    request_ok(
+        &mut server,
+        json!({"name": "test_tool_with_progress", "arguments": {},
+               "_meta": {"progressToken": token}}),
+    );
     let progress = progress_for(&server, &token);
     let values: Vec<&Value> = progress.iter().map(|n| &n["params"]["progress"]).collect();
     assert_eq!(
@@ -269,15 +271,11 @@ fn progress_tool_reports_0_50_100_on_a_string_token() {
 #[test]
 fn progress_tool_echoes_a_number_token_as_a_number() {
     let mut server = server();
-    let result = server
-        .request(
-            "tools/call",
-            json!({"name": "test_tool_with_progress", "arguments": {},
-                   "_meta": {"progressToken": 7}}),
-        )
-        .result()
-        .clone();
-    tool_ok(&result);
+    request_ok(
+        &mut server,
+        json!({"name": "test_tool_with_progress", "arguments": {},
+               "_meta": {"progressToken": 7}}),
+    );
     let progress = server.notifications_of("notifications/progress");
     assert_eq!(progress.len(), 3, "three progress notifications: {progress:?}");
     for n in &progress {
@@ -289,8 +287,7 @@ fn progress_tool_echoes_a_number_token_as_a_number() {
 #[test]
 fn progress_tool_without_a_token_sends_no_progress() {
     let mut server = server();
-    let result = call(&mut server, "test_tool_with_progress");
-    tool_ok(&result);
+    call_ok(&mut server, "test_tool_with_progress", json!({}));
     // Read stdout to its end: nothing may come late either.
     let mut server = server;
     let status = server.close_and_wait();
@@ -302,16 +299,12 @@ fn progress_tool_without_a_token_sends_no_progress() {
 #[test]
 fn sampling_round_trip() {
     let mut server = server();
-    let result = server
-        .call_tool("test_sampling", json!({"prompt": "Test prompt for sampling"}))
-        .result()
-        .clone();
-    tool_ok(&result);
-    let requests: Vec<&Value> = server
-        .client_requests()
-        .iter()
-        .filter(|r| r["method"] == "sampling/createMessage")
-        .collect();
+    let result = call_ok(
+        &mut server,
+        "test_sampling",
+        json!({"prompt": "Test prompt for sampling"}),
+    );
+    let requests = server.client_requests_of("sampling/createMessage");
     assert_eq!(requests.len(), 1, "one sampling request during the call: {requests:?}");
     let params = &requests[0]["params"];
     assert_eq!(
@@ -329,19 +322,12 @@ fn sampling_round_trip() {
 #[test]
 fn elicitation_round_trip() {
     let mut server = server();
-    let result = server
-        .call_tool(
-            "test_elicitation",
-            json!({"message": "Please provide your information"}),
-        )
-        .result()
-        .clone();
-    tool_ok(&result);
-    let requests: Vec<&Value> = server
-        .client_requests()
-        .iter()
-        .filter(|r| r["method"] == "elicitation/create")
-        .collect();
+    let result = call_ok(
+        &mut server,
+        "test_elicitation",
+        json!({"message": "Please provide your information"}),
+    );
+    let requests = server.client_requests_of("elicitation/create");
     assert_eq!(
         requests.len(),
         1,
@@ -363,14 +349,8 @@ fn elicitation_round_trip() {
 /// and the call's text.
 fn elicited_schema(tool: &str) -> (Value, String) {
     let mut server = server();
-    let result = call(&mut server, tool);
-    tool_ok(&result);
-    let requests: Vec<Value> = server
-        .client_requests()
-        .iter()
-        .filter(|r| r["method"] == "elicitation/create")
-        .cloned()
-        .collect();
+    let result = call_ok(&mut server, tool, json!({}));
+    let requests = server.client_requests_of("elicitation/create");
     assert_eq!(requests.len(), 1, "one elicitation request during {tool}: {requests:?}");
     let text = texts(&result).join("");
     server.shutdown();

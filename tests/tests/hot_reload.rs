@@ -175,6 +175,47 @@ fn sync(server: &mut StdioServer) {
     server.request("ping", Value::Null).result();
 }
 
+/// Subscribes to the resource at `uri`.
+fn subscribe(server: &mut StdioServer, uri: &str) {
+    server.request("resources/subscribe", json!({"uri": uri})).result();
+}
+
+/// A server over a directory without `versioned`, its tools listed.
+fn serve_without_versioned() -> StdioServer {
+    let mut server = StdioServer::start_initialized(&["text-tools"]);
+    server.list_all("tools/list", "tools");
+    server
+}
+
+/// After `versioned` v1 arrived in a server started without it: waits for the
+/// tools list change (`what` says which), for `version` in the listing and for
+/// every load to be logged, checking that the tool answers "v1".
+fn wait_for_v1_to_arrive(server: &mut StdioServer, what: &str) {
+    server.wait_for_notification(what, is(TOOLS_CHANGED));
+    wait_for_tools(server, "with `version`", |t| t.iter().any(|n| n == "version"));
+    assert_eq!(call_text(server, "version", json!({})), "v1");
+    settle_with_marker(server, "marker");
+}
+
+/// After a save of v2 over v1 (subscribed to [`VERSION_URI`]): waits for its
+/// resources/updated, then checks that v2 serves, that no list changed
+/// (`same_listing` says why not), and that the plugin was loaded just once
+/// more and never removed on the way.
+fn assert_saved_over_once(server: &mut StdioServer, same_listing: &str) {
+    server.wait_for_notification("resources/updated for the replaced plugin", |n| {
+        n["method"] == "notifications/resources/updated" && n["params"]["uri"] == VERSION_URI
+    });
+    assert_eq!(call_text(server, "version", json!({})), "v2");
+    assert_eq!(list_changes(server), Vec::<Value>::new(), "{same_listing}");
+    settle_with_marker(server, "marker");
+    let stderr = server.stderr();
+    assert_eq!(loads_of(&stderr, PLUGIN), 2, "start + one reload; stderr:\n{stderr}");
+    assert!(
+        !stderr.contains("plugin removed"),
+        "never removed on the way; stderr:\n{stderr}"
+    );
+}
+
 fn list_changes(server: &StdioServer) -> Vec<Value> {
     server
         .notifications()
@@ -188,17 +229,11 @@ fn list_changes(server: &StdioServer) -> Vec<Value> {
 
 #[test]
 fn a_plugin_copied_in_place_is_announced_loaded_once_and_callable() {
-    let mut server = StdioServer::start(PluginDir::with(&["text-tools"]));
-    server.initialize(json!({}));
-    server.list_all("tools/list", "tools");
+    let mut server = serve_without_versioned();
 
     // `cp`, not an atomic rename: the watcher sees the file created, written and closed.
     write_in_place(&path_in(&server, "versioned.wasm"), &read(&build_of(1)));
-    server.wait_for_notification("tools/list_changed after copying versioned in", is(TOOLS_CHANGED));
-    wait_for_tools(&mut server, "with `version`", |t| t.iter().any(|n| n == "version"));
-    assert_eq!(call_text(&mut server, "version", json!({})), "v1");
-
-    settle_with_marker(&mut server, "marker");
+    wait_for_v1_to_arrive(&mut server, "tools/list_changed after copying versioned in");
     assert_eq!(
         loads_of(&server.stderr(), PLUGIN),
         1,
@@ -361,9 +396,7 @@ fn a_corrupt_file_keeps_the_good_version_serving_and_is_reported_then_a_fix_load
 
 #[test]
 fn a_new_plugin_that_fails_to_load_is_reported_and_not_served() {
-    let mut server = StdioServer::start(PluginDir::with(&["text-tools"]));
-    server.initialize(json!({}));
-    server.list_all("tools/list", "tools");
+    let mut server = serve_without_versioned();
     let path = server
         .plugin_dir()
         .add_file("broken.wasm", &[0x00, 0x61, 0x73, 0x6d, 0x0d, 0x00, 0x01, 0x00]);
@@ -409,27 +442,14 @@ fn renaming_a_plugin_moves_it_and_renaming_it_away_removes_it() {
 #[test]
 fn an_editor_style_save_through_a_temp_file_reloads_once() {
     let mut server = serve_version(1, &[], json!({}));
-    server
-        .request("resources/subscribe", json!({"uri": VERSION_URI}))
-        .result();
+    subscribe(&mut server, VERSION_URI);
 
     // Write a temp file beside the target (not hidden, not `.wasm`), then rename over it.
     let temp = path_in(&server, "versioned.wasm.tmp.4913");
     write_in_place(&temp, &read(&build_of(2)));
     rename(&server, "versioned.wasm.tmp.4913", "versioned.wasm");
 
-    server.wait_for_notification("resources/updated for the replaced plugin", |n| {
-        n["method"] == "notifications/resources/updated" && n["params"]["uri"] == VERSION_URI
-    });
-    assert_eq!(call_text(&mut server, "version", json!({})), "v2");
-    assert_eq!(list_changes(&server), Vec::<Value>::new(), "the listing is the same");
-    settle_with_marker(&mut server, "marker");
-    let stderr = server.stderr();
-    assert_eq!(loads_of(&stderr, PLUGIN), 2, "start + one reload; stderr:\n{stderr}");
-    assert!(
-        !stderr.contains("plugin removed"),
-        "never removed on the way; stderr:\n{stderr}"
-    );
+    assert_saved_over_once(&mut server, "the listing is the same");
     assert_eq!(load_errors(&server, PLUGIN), Vec::<Value>::new());
     server.shutdown();
 }
@@ -437,35 +457,20 @@ fn an_editor_style_save_through_a_temp_file_reloads_once() {
 #[test]
 fn an_editor_style_save_with_a_backup_reloads_once() {
     let mut server = serve_version(1, &[], json!({}));
-    server
-        .request("resources/subscribe", json!({"uri": VERSION_URI}))
-        .result();
+    subscribe(&mut server, VERSION_URI);
 
     // vim with `backupcopy=no`: move the original to `NAME~`, write the new one in its place.
     rename(&server, "versioned.wasm", "versioned.wasm~");
     write_in_place(&path_in(&server, "versioned.wasm"), &read(&build_of(2)));
     std::fs::remove_file(path_in(&server, "versioned.wasm~")).expect("remove the backup");
 
-    server.wait_for_notification("resources/updated for the replaced plugin", |n| {
-        n["method"] == "notifications/resources/updated" && n["params"]["uri"] == VERSION_URI
-    });
-    assert_eq!(call_text(&mut server, "version", json!({})), "v2");
-    assert_eq!(list_changes(&server), Vec::<Value>::new(), "never gone, same listing");
-    settle_with_marker(&mut server, "marker");
-    let stderr = server.stderr();
-    assert_eq!(loads_of(&stderr, PLUGIN), 2, "start + one reload; stderr:\n{stderr}");
-    assert!(
-        !stderr.contains("plugin removed"),
-        "never removed on the way; stderr:\n{stderr}"
-    );
+    assert_saved_over_once(&mut server, "never gone, same listing");
     server.shutdown();
 }
 
 #[test]
 fn a_copy_still_in_progress_ends_in_one_good_load() {
-    let mut server = StdioServer::start(PluginDir::with(&["text-tools"]));
-    server.initialize(json!({}));
-    server.list_all("tools/list", "tools");
+    let mut server = serve_without_versioned();
 
     // Half the file, a pause longer than any debounce, then the rest.
     let bytes = read(&build_of(1));
@@ -478,10 +483,7 @@ fn a_copy_still_in_progress_ends_in_one_good_load() {
     file.write_all(&bytes[half..]).expect("write the rest");
     drop(file);
 
-    server.wait_for_notification("tools/list_changed once the copy is done", is(TOOLS_CHANGED));
-    wait_for_tools(&mut server, "with `version`", |t| t.iter().any(|n| n == "version"));
-    assert_eq!(call_text(&mut server, "version", json!({})), "v1");
-    settle_with_marker(&mut server, "marker");
+    wait_for_v1_to_arrive(&mut server, "tools/list_changed once the copy is done");
     assert_eq!(
         load_errors(&server, PLUGIN),
         Vec::<Value>::new(),
@@ -606,9 +608,7 @@ fn only_the_lists_that_changed_are_announced() {
     );
 
     // The same listing, new code: no list changed.
-    server
-        .request("resources/subscribe", json!({"uri": VERSION_URI}))
-        .result();
+    subscribe(&mut server, VERSION_URI);
     let before = list_changes(&server).len();
     server.plugin_dir().add_plugin_as("versioned-v2", PLUGIN);
     // resources/updated is sent after any list_changed of the same swap.
@@ -624,12 +624,8 @@ fn replacing_a_plugin_updates_its_subscribed_resources() {
     let mut server = StdioServer::start(dir_with_version(1, &["notes"]));
     server.initialize(json!({}));
     server.list_all("resources/list", "resources");
-    server
-        .request("resources/subscribe", json!({"uri": VERSION_URI}))
-        .result();
-    server
-        .request("resources/subscribe", json!({"uri": "notes://index"}))
-        .result();
+    subscribe(&mut server, VERSION_URI);
+    subscribe(&mut server, "notes://index");
     let read_version = |server: &mut StdioServer| {
         let read = server
             .request("resources/read", json!({"uri": VERSION_URI}))

@@ -6,12 +6,18 @@
 
 mod http_support;
 
-use http_support::{HttpServer, McpClient, read_until};
+use http_support::{HttpServer, McpClient, Sse, read_until};
 use serde_json::{Value, json};
 use wasm_mcp_tests::PluginDir;
 
 fn updated(uri: &'static str) -> impl Fn(&Value) -> bool {
     move |m| m["method"] == "notifications/resources/updated" && m["params"]["uri"] == uri
+}
+
+/// Reads `stream` up to the update of `uri` (`what`): nothing may come before it.
+fn hears_next(stream: &mut Sse, what: &str, uri: &'static str) {
+    let (before, _) = read_until(stream, what, updated(uri));
+    assert!(before.is_empty(), "before {what}, heard {before:?}");
 }
 
 #[test]
@@ -28,22 +34,18 @@ fn two_sessions_cannot_see_each_others_subscriptions() {
     b.call_tool("announce", json!({"uri": "test://only-a"}));
     b.call_tool("announce", json!({"uri": "test://only-b"}));
     a.call_tool("announce", json!({"uri": "test://only-a"}));
-    let (before, _) = read_until(&mut a_stream, "A's first update", updated("test://only-a"));
-    assert!(before.is_empty(), "A heard {before:?}");
-    let (before, _) = read_until(&mut a_stream, "A's second update", updated("test://only-a"));
-    assert!(before.is_empty(), "A heard {before:?}");
-    let (before, _) = read_until(&mut b_stream, "B's first update", updated("test://only-b"));
-    assert!(before.is_empty(), "B heard {before:?}");
-    let (before, _) = read_until(&mut b_stream, "B's second update", updated("test://only-b"));
-    assert!(before.is_empty(), "B heard {before:?}");
+    hears_next(&mut a_stream, "A's first update", "test://only-a");
+    hears_next(&mut a_stream, "A's second update", "test://only-a");
+    hears_next(&mut b_stream, "B's first update", "test://only-b");
+    hears_next(&mut b_stream, "B's second update", "test://only-b");
 
     // After A unsubscribes, only B's marker arrives.
     a.request("resources/unsubscribe", json!({"uri": "test://only-a"}));
     a.request("resources/subscribe", json!({"uri": "test://marker"}));
     b.call_tool("announce", json!({"uri": "test://only-a"}));
     b.call_tool("announce", json!({"uri": "test://marker"}));
-    let (before, _) = read_until(&mut a_stream, "A's marker", updated("test://marker"));
-    assert!(before.is_empty(), "A heard {before:?} after unsubscribing");
+    // Nothing before the marker: A no longer hears test://only-a.
+    hears_next(&mut a_stream, "A's marker", "test://marker");
 
     // Ending A leaves B untouched.
     a.delete();

@@ -32,6 +32,11 @@ fn tool_error_text(result: &Value) -> String {
     texts(result).join("\n")
 }
 
+/// Calls `tool`, which must fail; returns its error text.
+fn call_error_text(server: &mut StdioServer, tool: &str, arguments: Value) -> String {
+    tool_error_text(&server.call_tool(tool, arguments).result().clone())
+}
+
 /// Starts `tool` (which will be stopped by a limit), checks that other
 /// requests (a tools/call of another tool, tools/list, ping) are answered
 /// while it runs, then returns its result.
@@ -100,9 +105,8 @@ fn a_call_blocked_in_a_host_call_is_stopped_by_its_deadline() {
     // `sleep` waits in a WASI host call, where no wasm runs to see the epoch:
     // ten minutes asked, one second allowed.
     let mut server = spinner(&["--timeout", "1"]);
-    let result = server.call_tool("sleep", json!({"ms": 600_000})).result().clone();
     assert_eq!(
-        tool_error_text(&result),
+        call_error_text(&mut server, "sleep", json!({"ms": 600_000})),
         "Tool sleep failed: stopped after 1 s wall-clock limit"
     );
     still_serves(&mut server);
@@ -112,9 +116,8 @@ fn a_call_blocked_in_a_host_call_is_stopped_by_its_deadline() {
 #[test]
 fn a_fractional_deadline_is_named_in_milliseconds() {
     let mut server = spinner(&["--timeout", "0.25"]);
-    let result = server.call_tool("spin_checked", json!({})).result().clone();
     assert_eq!(
-        tool_error_text(&result),
+        call_error_text(&mut server, "spin_checked", json!({})),
         "Tool spin_checked failed: stopped after 250 ms wall-clock limit"
     );
     server.shutdown();
@@ -123,9 +126,8 @@ fn a_fractional_deadline_is_named_in_milliseconds() {
 #[test]
 fn a_memory_hungry_call_is_stopped_at_its_cap() {
     let mut server = spinner(&["--memory-mib", "32"]);
-    let result = server.call_tool("alloc", json!({"mb": 64})).result().clone();
     assert_eq!(
-        tool_error_text(&result),
+        call_error_text(&mut server, "alloc", json!({"mb": 64})),
         "Tool alloc failed: stopped at its memory limit of 32 MiB"
     );
     // Below the cap it works, in a fresh instance.
@@ -137,7 +139,7 @@ fn a_memory_hungry_call_is_stopped_at_its_cap() {
 #[test]
 fn a_panic_is_a_crash_result_naming_the_panic() {
     let mut server = spinner(&[]);
-    let text = tool_error_text(&server.call_tool("panic", json!({})).result().clone());
+    let text = call_error_text(&mut server, "panic", json!({}));
     assert!(
         text.starts_with("Tool panic failed: the plugin crashed: ") && text.contains("panicked"),
         "{text}"
@@ -154,13 +156,13 @@ fn a_panic_is_a_crash_result_naming_the_panic() {
 fn a_stack_overflow_is_a_crash_result() {
     let mut server = spinner(&[]);
     // The wasm call stack: wasmtime's guard traps with a stack overflow.
-    let text = tool_error_text(&server.call_tool("trap_call_stack", json!({})).result().clone());
+    let text = call_error_text(&mut server, "trap_call_stack", json!({}));
     assert_eq!(text, "Tool trap_call_stack failed: the plugin crashed: stack overflow");
     still_serves(&mut server);
     // Rust keeps big frames on a shadow stack in linear memory; overflowing
     // it runs off the bottom of memory, which traps as an out-of-bounds
     // access. Either way the call ends as a crash and the host goes on.
-    let text = tool_error_text(&server.call_tool("trap_stack", json!({})).result().clone());
+    let text = call_error_text(&mut server, "trap_stack", json!({}));
     assert!(
         text.starts_with("Tool trap_stack failed: the plugin crashed: ")
             && (text.contains("stack overflow") || text.contains("out of bounds memory access")),
@@ -176,7 +178,7 @@ fn output_over_the_maximum_is_refused_naming_the_limit() {
     let small = server.call_tool("big_output", json!({"kb": 8})).result().clone();
     tool_ok(&small);
     assert_eq!(single_text(&small).len(), 8 * 1024);
-    let text = tool_error_text(&server.call_tool("big_output", json!({"kb": 64})).result().clone());
+    let text = call_error_text(&mut server, "big_output", json!({"kb": 64}));
     assert!(
         text.starts_with("Tool big_output failed: output exceeded the limit of 16384 bytes"),
         "{text}"
@@ -268,10 +270,10 @@ memory_mib = 96
     server.initialize(json!({}));
 
     // The plugin's deadline, over the host's 600 s.
-    let text = tool_error_text(&server.call_tool("spin_checked", json!({})).result().clone());
+    let text = call_error_text(&mut server, "spin_checked", json!({}));
     assert_eq!(text, "Tool spin_checked failed: stopped after 1 s wall-clock limit");
     // The tool's own fuel (its own timeout lifts the plugin's 1 s).
-    let text = tool_error_text(&server.call_tool("spin", json!({})).result().clone());
+    let text = call_error_text(&mut server, "spin", json!({}));
     assert_eq!(
         text,
         "Tool spin failed: stopped after using its fuel limit of 1234567890 instructions"
@@ -279,7 +281,7 @@ memory_mib = 96
     // The tool's memory (96 MiB) over the plugin's (32) over the host's (16).
     let result = server.call_tool("alloc", json!({"mb": 64})).result().clone();
     assert_eq!(single_text(&result), "allocated 64 MiB");
-    let text = tool_error_text(&server.call_tool("alloc", json!({"mb": 128})).result().clone());
+    let text = call_error_text(&mut server, "alloc", json!({"mb": 128}));
     assert_eq!(text, "Tool alloc failed: stopped at its memory limit of 96 MiB");
     // Outside `alloc`, the plugin's 32 MiB.
     let error = server
@@ -314,9 +316,9 @@ fn a_config_file_sets_the_host_defaults() {
     let config = config_file(CONFIG);
     let path = config.path().to_str().unwrap();
     let mut server = spinner(&["--config", path, "--fuel", NO_FUEL_LIMIT]);
-    let text = tool_error_text(&server.call_tool("spin", json!({})).result().clone());
+    let text = call_error_text(&mut server, "spin", json!({}));
     assert_eq!(text, "Tool spin failed: stopped after 1 s wall-clock limit");
-    let text = tool_error_text(&server.call_tool("alloc", json!({"mb": 32})).result().clone());
+    let text = call_error_text(&mut server, "alloc", json!({"mb": 32}));
     assert_eq!(text, "Tool alloc failed: stopped at its memory limit of 24 MiB");
     let page = server.request("tools/list", json!({})).result().clone();
     assert_eq!(page["tools"].as_array().unwrap().len(), 1, "page_size = 1: {page}");
@@ -340,14 +342,14 @@ fn flags_override_the_config_file() {
         "--page-size",
         "3",
     ]);
-    let text = tool_error_text(&server.call_tool("spin", json!({})).result().clone());
+    let text = call_error_text(&mut server, "spin", json!({}));
     assert_eq!(
         text,
         "Tool spin failed: stopped after using its fuel limit of 987654321 instructions"
     );
     let result = server.call_tool("alloc", json!({"mb": 32})).result().clone();
     assert_eq!(single_text(&result), "allocated 32 MiB");
-    let text = tool_error_text(&server.call_tool("alloc", json!({"mb": 48})).result().clone());
+    let text = call_error_text(&mut server, "alloc", json!({"mb": 48}));
     assert_eq!(text, "Tool alloc failed: stopped at its memory limit of 40 MiB");
     let page = server.request("tools/list", json!({})).result().clone();
     assert_eq!(page["tools"].as_array().unwrap().len(), 3, "--page-size 3: {page}");

@@ -29,8 +29,7 @@ fn wait_until_listed(server: &mut StdioServer, name: &str) {
 
 #[test]
 fn adding_a_plugin_announces_new_tools_and_serves_them() {
-    let mut server = StdioServer::start(PluginDir::with(&["text-tools"]));
-    server.initialize(json!({}));
+    let mut server = StdioServer::start_initialized(&["text-tools"]);
     server.list_all("tools/list", "tools");
     server.plugin_dir().add_plugin("raw-echo");
     server.wait_for_notification(
@@ -45,8 +44,7 @@ fn adding_a_plugin_announces_new_tools_and_serves_them() {
 
 #[test]
 fn adding_resources_and_prompts_announces_both_lists() {
-    let mut server = StdioServer::start(PluginDir::with(&["text-tools"]));
-    server.initialize(json!({}));
+    let mut server = StdioServer::start_initialized(&["text-tools"]);
     server.list_all("resources/list", "resources");
     server.plugin_dir().add_plugin("notes");
     server.wait_for_notification("resources/list_changed", is("notifications/resources/list_changed"));
@@ -58,8 +56,7 @@ fn adding_resources_and_prompts_announces_both_lists() {
 
 #[test]
 fn removing_a_plugin_announces_and_its_tools_are_gone() {
-    let mut server = StdioServer::start(PluginDir::with(&["text-tools", "raw-echo"]));
-    server.initialize(json!({}));
+    let mut server = StdioServer::start_initialized(&["text-tools", "raw-echo"]);
     assert!(names(&server.list_all("tools/list", "tools")).contains(&"echo".to_string()));
     server.plugin_dir().remove_file("raw-echo.wasm");
     server.wait_for_notification(

@@ -2,15 +2,13 @@
 //! context and tools used together for one purpose, driven over stdio.
 
 use serde_json::{Value, json};
+use wasm_mcp_tests::StdioServer;
 use wasm_mcp_tests::expect::{by_field, by_name, is_tool_error, texts, tool_ok};
-use wasm_mcp_tests::{PluginDir, StdioServer};
 
 const SLUGS: [&str; 5] = ["getting-started", "writing-plugins", "sandbox", "limits", "hot-reload"];
 
 fn server() -> StdioServer {
-    let mut server = StdioServer::start(PluginDir::with(&["notes"]));
-    server.initialize(json!({}));
-    server
+    StdioServer::start_initialized(&["notes"])
 }
 
 fn complete(server: &mut StdioServer, reference: Value, name: &str, value: &str, context: Value) -> Vec<String> {

@@ -17,6 +17,13 @@ const LISTS: [(&str, &str); 4] = [
 ];
 
 /// The identity of a listed item.
+/// Every built plugin, served one item to a page, initialized.
+fn paged_by_one() -> StdioServer {
+    let mut server = StdioServer::start_with_args(PluginDir::with_all_built(true), &["--page-size", "1"]);
+    server.initialize(json!({}));
+    server
+}
+
 fn key(item: &Value) -> String {
     ["name", "uri", "uriTemplate"]
         .iter()
@@ -45,8 +52,7 @@ fn page_size_one_walks_every_list_without_duplicates_or_gaps() {
         expected.iter().map(|items| names(items)).collect::<Vec<_>>()
     );
 
-    let mut server = StdioServer::start_with_args(PluginDir::with_all_built(true), &["--page-size", "1"]);
-    server.initialize(json!({}));
+    let mut server = paged_by_one();
     for ((method, field), expected) in LISTS.iter().zip(&expected) {
         let mut walked: Vec<Value> = Vec::new();
         let mut cursor: Option<Value> = None;
@@ -88,8 +94,7 @@ fn page_size_one_walks_every_list_without_duplicates_or_gaps() {
 
 #[test]
 fn an_invalid_cursor_is_invalid_params() {
-    let mut server = StdioServer::start_with_args(PluginDir::with_all_built(true), &["--page-size", "1"]);
-    server.initialize(json!({}));
+    let mut server = paged_by_one();
     for (method, field) in LISTS {
         for cursor in [json!("not-a-cursor"), json!(""), json!("eyJvZmZzZXQiOjk5OTl9")] {
             server
@@ -109,8 +114,7 @@ fn an_invalid_cursor_is_invalid_params() {
 
 #[test]
 fn a_cursor_of_one_list_is_invalid_for_another() {
-    let mut server = StdioServer::start_with_args(PluginDir::with_all_built(true), &["--page-size", "1"]);
-    server.initialize(json!({}));
+    let mut server = paged_by_one();
     let tools = server.request("tools/list", json!({})).result().clone();
     let cursor = tools["nextCursor"].clone();
     assert!(cursor.is_string(), "{tools}");
@@ -125,8 +129,7 @@ fn a_cursor_of_one_list_is_invalid_for_another() {
 
 #[test]
 fn a_cursor_can_be_used_twice() {
-    let mut server = StdioServer::start_with_args(PluginDir::with_all_built(true), &["--page-size", "1"]);
-    server.initialize(json!({}));
+    let mut server = paged_by_one();
     let first = server.request("tools/list", json!({})).result().clone();
     let cursor = first["nextCursor"].clone();
     let a = server.request("tools/list", json!({"cursor": cursor})).result().clone();

@@ -3,15 +3,13 @@
 //! carrying every content type the plugin returns.
 
 use serde_json::json;
+use wasm_mcp_tests::StdioServer;
 use wasm_mcp_tests::expect::by_name;
-use wasm_mcp_tests::{PluginDir, StdioServer};
 
 const CONFORMANCE: &str = "conformance";
 
 fn server() -> StdioServer {
-    let mut server = StdioServer::start(PluginDir::with(&[CONFORMANCE]));
-    server.initialize(json!({}));
-    server
+    StdioServer::start_initialized(&[CONFORMANCE])
 }
 
 #[test]

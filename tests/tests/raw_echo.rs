@@ -3,13 +3,11 @@
 //! through verbatim.
 
 use serde_json::{Value, json};
+use wasm_mcp_tests::StdioServer;
 use wasm_mcp_tests::expect::{by_name, is_tool_error, names, names_field, single_text, texts, tool_ok};
-use wasm_mcp_tests::{PluginDir, StdioServer};
 
 fn server() -> StdioServer {
-    let mut server = StdioServer::start(PluginDir::with(&["raw-echo"]));
-    server.initialize(json!({}));
-    server
+    StdioServer::start_initialized(&["raw-echo"])
 }
 
 #[test]

@@ -2,15 +2,13 @@
 //! templates, unknown URIs) and subscriptions over stdio.
 
 use serde_json::json;
+use wasm_mcp_tests::StdioServer;
 use wasm_mcp_tests::expect::by_field;
-use wasm_mcp_tests::{PluginDir, StdioServer};
 
 const CONFORMANCE: &str = "conformance";
 
 fn server() -> StdioServer {
-    let mut server = StdioServer::start(PluginDir::with(&[CONFORMANCE]));
-    server.initialize(json!({}));
-    server
+    StdioServer::start_initialized(&[CONFORMANCE])
 }
 
 #[test]
@@ -97,8 +95,7 @@ fn announce(server: &mut StdioServer, uri: &str) {
 
 #[test]
 fn resources_updated_goes_only_to_subscribed_uris() {
-    let mut server = StdioServer::start(PluginDir::with(&[CONFORMANCE, "probe"]));
-    server.initialize(json!({}));
+    let mut server = StdioServer::start_initialized(&[CONFORMANCE, "probe"]);
     let watched = "test://watched-resource";
     let other = "test://static-text";
 
@@ -138,8 +135,7 @@ fn resources_updated_goes_only_to_subscribed_uris() {
 
 #[test]
 fn subscriptions_are_per_uri() {
-    let mut server = StdioServer::start(PluginDir::with(&[CONFORMANCE, "probe"]));
-    server.initialize(json!({}));
+    let mut server = StdioServer::start_initialized(&[CONFORMANCE, "probe"]);
     let a = "test://static-text";
     let b = "test://static-binary";
     server.request("resources/subscribe", json!({"uri": a})).result();

@@ -12,7 +12,7 @@
 //! grants (`docs-search`, `http-get`) are exercised at the end.
 
 use std::io::{Read, Write};
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
@@ -145,84 +145,30 @@ fn files_outside_the_grants_cannot_be_read() {
     let listing = granted(&mut server, "list_dir", json!({"path": "/docs"}));
     assert!(listing.contains("readme.md"), "{listing}");
 
-    // The host path of the secret, and of the grant itself: not in the sandbox's namespace.
-    refused(
-        &mut server,
-        "read_file",
-        json!({"path": secret}),
-        "No such file or directory",
-    );
     let host_docs = layout.docs().join("readme.md").display().to_string();
-    refused(
-        &mut server,
-        "read_file",
-        json!({"path": host_docs}),
-        "No such file or directory",
-    );
-    refused(
-        &mut server,
-        "read_file",
-        json!({"path": "/etc/passwd"}),
-        "No such file or directory",
-    );
-    refused(
-        &mut server,
-        "list_dir",
-        json!({"path": "/"}),
-        "No such file or directory",
-    );
-    // Its own component and manifest.
-    refused(
-        &mut server,
-        "read_file",
-        json!({"path": format!("{plugins_dir}/hostile.toml")}),
-        "No such file",
-    );
-    // `..` out of a grant.
-    refused(
-        &mut server,
-        "read_file",
-        json!({"path": "/docs/../secret.txt"}),
-        "Operation not permitted",
-    );
-    refused(
-        &mut server,
-        "read_file",
-        json!({"path": "/docs/../../../../etc/passwd"}),
-        "Operation not permitted",
-    );
-    refused(
-        &mut server,
-        "list_dir",
-        json!({"path": "/docs/.."}),
-        "Operation not permitted",
-    );
-    refused(
-        &mut server,
-        "read_file",
-        json!({"path": "/scratch/../secret.txt"}),
-        "Operation not permitted",
-    );
-    // Symlinks planted inside the grant, pointing out (absolute and relative).
-    refused(
-        &mut server,
-        "read_file",
-        json!({"path": "/docs/absolute-link"}),
-        "Operation not permitted",
-    );
-    refused(
-        &mut server,
-        "read_file",
-        json!({"path": "/docs/relative-link"}),
-        "Operation not permitted",
-    );
-    // Relative paths (no current directory leads out either).
-    refused(
-        &mut server,
-        "read_file",
-        json!({"path": "../secret.txt"}),
-        "No such file or directory",
-    );
+    let (absent, not_permitted) = ("No such file or directory", "Operation not permitted");
+    let outside: [(&str, String, &str); 12] = [
+        // The host path of the secret, and of the grant itself: not in the sandbox's namespace.
+        ("read_file", secret, absent),
+        ("read_file", host_docs, absent),
+        ("read_file", "/etc/passwd".into(), absent),
+        ("list_dir", "/".into(), absent),
+        // Its own component and manifest.
+        ("read_file", format!("{plugins_dir}/hostile.toml"), "No such file"),
+        // `..` out of a grant.
+        ("read_file", "/docs/../secret.txt".into(), not_permitted),
+        ("read_file", "/docs/../../../../etc/passwd".into(), not_permitted),
+        ("list_dir", "/docs/..".into(), not_permitted),
+        ("read_file", "/scratch/../secret.txt".into(), not_permitted),
+        // Symlinks planted inside the grant, pointing out (absolute and relative).
+        ("read_file", "/docs/absolute-link".into(), not_permitted),
+        ("read_file", "/docs/relative-link".into(), not_permitted),
+        // Relative paths (no current directory leads out either).
+        ("read_file", "../secret.txt".into(), absent),
+    ];
+    for (tool, path, needle) in outside {
+        refused(&mut server, tool, json!({"path": path}), needle);
+    }
 
     still_serving(&mut server);
     server.shutdown();
@@ -410,6 +356,13 @@ struct TestServer {
 
 impl TestServer {
     fn start(greeting: &'static str) -> Self {
+        Self::serve(move |stream| {
+            let _ = stream.write_all(greeting.as_bytes());
+        })
+    }
+
+    /// Counts every connection and hands it to `answer`.
+    fn serve(answer: impl Fn(&mut TcpStream) + Send + 'static) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let connections = Arc::new(AtomicUsize::new(0));
@@ -418,7 +371,7 @@ impl TestServer {
             for stream in listener.incoming() {
                 let Ok(mut stream) = stream else { continue };
                 counter.fetch_add(1, Ordering::SeqCst);
-                let _ = stream.write_all(greeting.as_bytes());
+                answer(&mut stream);
             }
         });
         TestServer { port, connections }
@@ -744,8 +697,7 @@ fn no_input_widens_the_grants() {
 
 #[test]
 fn docs_search_reads_its_granted_folder_and_nothing_else() {
-    let mut server = StdioServer::start(PluginDir::with(&["docs-search"]));
-    server.initialize(json!({}));
+    let mut server = StdioServer::start_initialized(&["docs-search"]);
     let result = call(&mut server, "search_docs", json!({"query": "manifest grants"}));
     tool_ok(&result);
     let matches = result["structuredContent"]["matches"].as_array().unwrap().clone();
@@ -775,30 +727,21 @@ fn docs_search_dir() -> PathBuf {
 
 /// A one-shot HTTP server on 127.0.0.1 that answers every request with `body`.
 fn http_server(body: &'static str) -> TestServer {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let connections = Arc::new(AtomicUsize::new(0));
-    let counter = connections.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            counter.fetch_add(1, Ordering::SeqCst);
-            let mut request = Vec::new();
-            let mut buf = [0u8; 1024];
-            while !request.ends_with(b"\r\n\r\n") {
-                match stream.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => request.extend_from_slice(&buf[..n]),
-                }
+    TestServer::serve(move |stream| {
+        let mut request = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !request.ends_with(b"\r\n\r\n") {
+            match stream.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => request.extend_from_slice(&buf[..n]),
             }
-            let answer = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = stream.write_all(answer.as_bytes());
         }
-    });
-    TestServer { port, connections }
+        let answer = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let _ = stream.write_all(answer.as_bytes());
+    })
 }
 
 #[test]

@@ -256,8 +256,7 @@ fn stdout_carries_only_responses_to_requests_and_notifications() {
 
 #[test]
 fn plugin_stdout_never_reaches_the_protocol_stream() {
-    let mut server = StdioServer::start(PluginDir::with(&["spinner"]));
-    server.initialize(json!({}));
+    let mut server = StdioServer::start_initialized(&["spinner"]);
     let marker = "PLUGIN-PRINTED-THIS {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}";
     let result = server.call_tool("print", json!({"text": marker})).result().clone();
     assert_eq!(single_text(&result), "printed");
@@ -276,8 +275,7 @@ fn plugin_stdout_never_reaches_the_protocol_stream() {
 
 #[test]
 fn a_plugin_that_traps_is_a_tool_error_and_the_server_goes_on() {
-    let mut server = StdioServer::start(PluginDir::with(&["spinner"]));
-    server.initialize(json!({}));
+    let mut server = StdioServer::start_initialized(&["spinner"]);
     let result = server.call_tool("panic", json!({})).result().clone();
     assert!(
         wasm_mcp_tests::expect::is_tool_error(&result),
@@ -295,15 +293,7 @@ fn the_server_pings_the_client_when_asked_to_and_goes_on_serving() {
     // The harness answers pings itself; wait until two have come (each after
     // the previous was answered), then check the server still serves.
     let deadline = std::time::Instant::now() + wasm_mcp_tests::timeout();
-    let pings = |server: &StdioServer| -> Vec<Value> {
-        server
-            .client_requests()
-            .iter()
-            .filter(|r| r["method"] == "ping")
-            .cloned()
-            .collect()
-    };
-    while pings(&server).len() < 2 {
+    while server.client_requests_of("ping").len() < 2 {
         assert!(
             std::time::Instant::now() < deadline,
             "the server sent no pings; stderr:\n{}",
@@ -311,7 +301,7 @@ fn the_server_pings_the_client_when_asked_to_and_goes_on_serving() {
         );
         server.drain_until(std::time::Instant::now() + std::time::Duration::from_millis(100));
     }
-    let sent = pings(&server);
+    let sent = server.client_requests_of("ping");
     assert_eq!(
         sent[0]["params"],
         json!({}),

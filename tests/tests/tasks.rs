@@ -47,6 +47,17 @@ fn batch_server(args: &[&str]) -> StdioServer {
     server
 }
 
+/// Arguments that make `digest_batch` finish at once.
+fn quick_batch() -> Value {
+    json!({"items": ["a"], "rounds": 1})
+}
+
+/// Starts a quick `digest_batch` task (see [`start_task`]) with task
+/// parameters `task`.
+fn start_quick_task(server: &mut StdioServer, task: Value) -> Value {
+    start_task(server, "digest_batch", quick_batch(), task)
+}
+
 /// Starts `tool` as a task; returns the Task of its CreateTaskResult.
 fn start_task(server: &mut StdioServer, tool: &str, arguments: Value, task: Value) -> Value {
     let result = server
@@ -239,8 +250,7 @@ fn a_tool_error_fails_the_task_and_its_result_is_the_error_result() {
 
 #[test]
 fn a_json_rpc_error_of_the_call_stays_an_error_in_tasks_result() {
-    let mut server = StdioServer::start(PluginDir::with(&["vanishing"]));
-    server.initialize(json!({}));
+    let mut server = StdioServer::start_initialized(&["vanishing"]);
     // Run directly, the call is a JSON-RPC error...
     let direct = server.call_tool("vanish", json!({})).expect_error_code(-32602);
     // ...and as a task: a failed task whose result is that same error.
@@ -272,14 +282,7 @@ fn cancelling_a_task_stops_its_wasm_and_its_cpu_use() {
     assert_eq!(get_task(&mut server, &id)["status"], "cancelled");
 
     // A terminal task cannot be cancelled again, and has no result.
-    let error = server
-        .request("tasks/cancel", json!({"taskId": id}))
-        .expect_error_code(-32602);
-    assert!(
-        error.message.contains(&id) && error.message.contains("cancelled"),
-        "{}",
-        error.message
-    );
+    cancel_is_refused(&mut server, &id, "cancelled");
     let error = server
         .request("tasks/result", json!({"taskId": id}))
         .expect_error_code(-32602);
@@ -299,24 +302,25 @@ fn cancelling_a_task_stops_its_wasm_and_its_cpu_use() {
     server.shutdown();
 }
 
-#[test]
-fn cancelling_a_finished_task_is_invalid_params() {
-    let mut server = batch_server(&[]);
-    let id = task_id(&start_task(
-        &mut server,
-        "digest_batch",
-        json!({"items": ["a"], "rounds": 1}),
-        json!({}),
-    ));
-    wait_status(&mut server, &id, "completed", None);
+/// tasks/cancel of the task `id`, whose status is `status`, is invalid
+/// params naming both.
+fn cancel_is_refused(server: &mut StdioServer, id: &str, status: &str) {
     let error = server
         .request("tasks/cancel", json!({"taskId": id}))
         .expect_error_code(-32602);
     assert!(
-        error.message.contains(&id) && error.message.contains("completed"),
+        error.message.contains(id) && error.message.contains(status),
         "{}",
         error.message
     );
+}
+
+#[test]
+fn cancelling_a_finished_task_is_invalid_params() {
+    let mut server = batch_server(&[]);
+    let id = task_id(&start_quick_task(&mut server, json!({})));
+    wait_status(&mut server, &id, "completed", None);
+    cancel_is_refused(&mut server, &id, "completed");
     // Its result is still there.
     let result = server.request("tasks/result", json!({"taskId": id})).result().clone();
     tool_ok(&without_related_task(result, &id));
@@ -341,12 +345,7 @@ fn unknown_task_ids_are_invalid_params_that_name_the_id() {
 #[test]
 fn a_task_and_its_result_are_purged_when_its_ttl_runs_out() {
     let mut server = batch_server(&[]);
-    let created = start_task(
-        &mut server,
-        "digest_batch",
-        json!({"items": ["a"], "rounds": 1}),
-        json!({"ttl": 300}),
-    );
+    let created = start_quick_task(&mut server, json!({"ttl": 300}));
     assert_eq!(created["ttl"], 300);
     let id = task_id(&created);
     wait_status(&mut server, &id, "completed", None);
@@ -402,13 +401,12 @@ fn a_task_still_running_when_its_ttl_runs_out_is_stopped_quietly() {
 #[test]
 fn the_requested_ttl_is_honoured_up_to_the_maximum() {
     let mut server = batch_server(&[]);
-    let quick = json!({"items": ["a"], "rounds": 1});
-    let default = start_task(&mut server, "digest_batch", quick.clone(), json!({}));
+    let default = start_quick_task(&mut server, json!({}));
     assert_eq!(default["ttl"], 3_600_000, "the default retention is an hour: {default}");
-    let asked = start_task(&mut server, "digest_batch", quick.clone(), json!({"ttl": 120_000}));
+    let asked = start_quick_task(&mut server, json!({"ttl": 120_000}));
     assert_eq!(asked["ttl"], 120_000);
     let ten_days = 10 * 24 * 3_600_000u64;
-    let capped = start_task(&mut server, "digest_batch", quick, json!({"ttl": ten_days}));
+    let capped = start_quick_task(&mut server, json!({"ttl": ten_days}));
     assert_eq!(capped["ttl"], 86_400_000, "ttl is capped at a day: {capped}");
     server.shutdown();
 }
@@ -416,10 +414,9 @@ fn the_requested_ttl_is_honoured_up_to_the_maximum() {
 #[test]
 fn the_maximum_ttl_is_configurable() {
     let mut server = batch_server(&["--max-task-ttl", "90"]);
-    let quick = json!({"items": ["a"], "rounds": 1});
-    let capped = start_task(&mut server, "digest_batch", quick.clone(), json!({"ttl": 3_600_000}));
+    let capped = start_quick_task(&mut server, json!({"ttl": 3_600_000}));
     assert_eq!(capped["ttl"], 90_000, "ttl is capped at --max-task-ttl: {capped}");
-    let default = start_task(&mut server, "digest_batch", quick, json!({}));
+    let default = start_quick_task(&mut server, json!({}));
     assert_eq!(
         default["ttl"], 90_000,
         "the default never exceeds the maximum: {default}"
@@ -430,7 +427,7 @@ fn the_maximum_ttl_is_configurable() {
 #[test]
 fn a_session_holds_a_bounded_number_of_tasks() {
     let mut server = batch_server(&[]);
-    let quick = json!({"items": ["a"], "rounds": 1});
+    let quick = quick_batch();
     let mut created = 0;
     let refusal = loop {
         let response = server.request(
@@ -458,9 +455,8 @@ fn a_session_holds_a_bounded_number_of_tasks() {
 #[test]
 fn task_ids_are_unique_and_tasks_are_visible_only_to_their_session() {
     let mut mine = batch_server(&[]);
-    let quick = json!({"items": ["a"], "rounds": 1});
     let ids: Vec<String> = (0..5)
-        .map(|_| task_id(&start_task(&mut mine, "digest_batch", quick.clone(), json!({}))))
+        .map(|_| task_id(&start_quick_task(&mut mine, json!({}))))
         .collect();
     let unique: HashSet<&String> = ids.iter().collect();
     assert_eq!(unique.len(), ids.len(), "{ids:?}");
@@ -481,9 +477,8 @@ fn task_ids_are_unique_and_tasks_are_visible_only_to_their_session() {
 #[test]
 fn tasks_list_pages_through_every_task_of_the_session() {
     let mut server = batch_server(&["--page-size", "2"]);
-    let quick = json!({"items": ["a"], "rounds": 1});
     let created: BTreeSet<String> = (0..5)
-        .map(|_| task_id(&start_task(&mut server, "digest_batch", quick.clone(), json!({}))))
+        .map(|_| task_id(&start_quick_task(&mut server, json!({}))))
         .collect();
     let first = server.request("tasks/list", json!({})).result().clone();
     assert_eq!(first["tasks"].as_array().unwrap().len(), 2, "{first}");
@@ -520,7 +515,7 @@ fn forbidden_and_required_task_support_are_enforced_with_method_not_found() {
     assert_eq!(by_name(&tools, "digest_batch")["execution"]["taskSupport"], "required");
     assert_eq!(by_name(&tools, "digest")["execution"]["taskSupport"], "optional");
     let error = server
-        .call_tool("digest_batch", json!({"items": ["a"], "rounds": 1}))
+        .call_tool("digest_batch", quick_batch())
         .expect_error_code(-32601);
     assert!(error.message.contains("digest_batch"), "{}", error.message);
     let id = task_id(&start_task(&mut server, "digest", json!({"text": "abc"}), json!({})));
@@ -678,12 +673,7 @@ fn beyond_the_host_wide_limit_calls_of_other_plugins_queue_too() {
     let mut server = StdioServer::start_with_args(dir, &args);
     server.initialize(json!({}));
     let busy = task_id(&start_task(&mut server, "spin", json!({}), json!({})));
-    let queued = task_id(&start_task(
-        &mut server,
-        "digest_batch",
-        json!({"items": ["a"], "rounds": 1}),
-        json!({}),
-    ));
+    let queued = task_id(&start_quick_task(&mut server, json!({})));
     wait_status(
         &mut server,
         &queued,

@@ -3,8 +3,8 @@
 //! the input schema before the plugin runs, and structured results.
 
 use serde_json::{Value, json};
+use wasm_mcp_tests::StdioServer;
 use wasm_mcp_tests::expect::{by_name, is_tool_error, names, names_field, single_text, texts, tool_ok};
-use wasm_mcp_tests::{PluginDir, StdioServer};
 
 /// The first example plugin (plugins/text-tools), built with the SDK.
 const TEXT_TOOLS: &str = "text-tools";
@@ -15,9 +15,7 @@ const AA_ICON: &str = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/s
 %3Ctext x='12' y='17' font-size='12' text-anchor='middle' fill='white' font-family='sans-serif'%3EAa%3C/text%3E%3C/svg%3E";
 
 fn text_tools() -> StdioServer {
-    let mut server = StdioServer::start(PluginDir::with(&[TEXT_TOOLS]));
-    server.initialize(json!({}));
-    server
+    StdioServer::start_initialized(&[TEXT_TOOLS])
 }
 
 #[test]
@@ -272,8 +270,7 @@ fn the_host_validates_arguments_before_the_plugin_runs() {
     // json_schema_2020_12_tool takes any JSON object in the plugin but
     // declares `additionalProperties: false` and a string `name`: only the
     // host's check against the declared schema can refuse these calls.
-    let mut server = StdioServer::start(PluginDir::with(&["conformance"]));
-    server.initialize(json!({}));
+    let mut server = StdioServer::start_initialized(&["conformance"]);
     let extra = server
         .call_tool("json_schema_2020_12_tool", json!({"name": "Ada", "unexpected": 1}))
         .result()
@@ -305,8 +302,7 @@ fn the_host_validates_arguments_before_the_plugin_runs() {
 
 #[test]
 fn tools_of_several_plugins_are_served_together() {
-    let mut server = StdioServer::start(PluginDir::with(&[TEXT_TOOLS, "conformance"]));
-    server.initialize(json!({}));
+    let mut server = StdioServer::start_initialized(&[TEXT_TOOLS, "conformance"]);
     let tools = server.list_all("tools/list", "tools");
     by_name(&tools, "reverse");
     by_name(&tools, "test_simple_text");

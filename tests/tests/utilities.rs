@@ -10,9 +10,7 @@ use wasm_mcp_tests::{PluginDir, StdioServer};
 const CONFORMANCE: &str = "conformance";
 
 fn server() -> StdioServer {
-    let mut server = StdioServer::start(PluginDir::with(&[CONFORMANCE]));
-    server.initialize(json!({}));
-    server
+    StdioServer::start_initialized(&[CONFORMANCE])
 }
 
 /// Calls the conformance logging tool and returns how many log messages
@@ -216,8 +214,7 @@ const LEVELS: [&str; 8] = [
 
 #[test]
 fn set_level_lets_through_that_level_and_above() {
-    let mut server = StdioServer::start(PluginDir::with(&["probe"]));
-    server.initialize(json!({}));
+    let mut server = StdioServer::start_initialized(&["probe"]);
     for (rank, level) in LEVELS.iter().enumerate() {
         server.request("logging/setLevel", json!({"level": level})).result();
         let before = server.notifications_of("notifications/message").len();
@@ -240,8 +237,7 @@ fn set_level_lets_through_that_level_and_above() {
 
 #[test]
 fn many_progress_steps_arrive_in_strictly_increasing_order() {
-    let mut server = StdioServer::start(PluginDir::with(&["probe"]));
-    server.initialize(json!({}));
+    let mut server = StdioServer::start_initialized(&["probe"]);
     let result = server
         .request(
             "tools/call",

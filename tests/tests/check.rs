@@ -165,8 +165,25 @@ fn check_warns_about_grants_the_plugin_cannot_use() {
     let stdout = loads("check", &plugins.path().join("text-tools.wasm"));
     contains_all(
         &stdout,
-        &["its manifest grants [network] access but it imports no wasi:sockets interface"],
+        &["its manifest grants [network] access but it imports no wasi:sockets or wasi:http/outgoing-handler"],
     );
+}
+
+#[test]
+fn check_lists_wasi_http_as_provided_and_warns_without_a_network_grant() {
+    let plugins = PluginDir::with(&["http-client"]);
+    let stdout = loads("check", &plugins.path().join("http-client.wasm"));
+    contains_all(
+        &stdout,
+        &[
+            "HTTP requests: plain http:// to hosts and ports granted by [network]",
+            "imports wasi:http/outgoing-handler (HTTP requests) but its manifest grants no [network] allow rules",
+        ],
+    );
+    assert!(!stdout.contains("NOT PROVIDED"), "{stdout}");
+    plugins.add_file("http-client.toml", b"[network]\nallow = [\"example.com:80\"]\n");
+    let stdout = loads("check", &plugins.path().join("http-client.wasm"));
+    assert!(!stdout.contains("Warnings"), "{stdout}");
 }
 
 #[test]

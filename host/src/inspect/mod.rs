@@ -74,10 +74,10 @@ impl Inspection {
                     .into(),
             );
         }
-        if imports_any("wasi:http/") {
+        if imports_any("wasi:http/outgoing-handler") && manifest.network.allow.is_empty() {
             warnings.push(
-                "imports wasi:http, which this host does not provide: the plugin cannot load; \
-                 use wasi:sockets (e.g. std::net::TcpStream) with a [network] grant instead"
+                "imports wasi:http/outgoing-handler (HTTP requests) but its manifest grants no [network] allow rules: \
+                 every request will be refused"
                     .into(),
             );
         }
@@ -87,9 +87,13 @@ impl Inspection {
                     .into(),
             );
         }
-        if !manifest.network.allow.is_empty() && !imports_any("wasi:sockets/") {
+        if !manifest.network.allow.is_empty()
+            && !imports_any("wasi:sockets/")
+            && !imports_any("wasi:http/outgoing-handler")
+        {
             warnings.push(
-                "its manifest grants [network] access but it imports no wasi:sockets interface: the grant is unused"
+                "its manifest grants [network] access but it imports no wasi:sockets or wasi:http/outgoing-handler \
+                 interface: the grant is unused"
                     .into(),
             );
         }
@@ -343,6 +347,8 @@ fn describe_import(import: &str) -> &'static str {
         }
         "wasi:io/error" | "wasi:io/poll" | "wasi:io/streams" => "I/O plumbing (always available)",
         i if i.starts_with("wasi:cli/terminal") => "terminal queries (never a terminal)",
+        "wasi:http/outgoing-handler" => "HTTP requests: plain http:// to hosts and ports granted by [network]",
+        "wasi:http/types" => "HTTP requests and responses (plumbing for outgoing-handler)",
         i if i.starts_with("wasi:http/") => "NOT PROVIDED by this host",
         _ => "",
     }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings::host::{
     self, ClientError, ElicitResult, Elicitation, LogLevel as WitLogLevel, Root, RpcError, SamplingRequest,
@@ -27,6 +28,19 @@ pub struct CallState {
     pub plugin: Arc<str>,
     /// The plugin's network grants (the name lookups it may make).
     pub network: Arc<crate::sandbox::NetworkPolicy>,
+    /// `wasi:http` state; its hooks hold outgoing requests to the network grants.
+    pub http: WasiHttpCtx,
+    pub http_gate: crate::sandbox::http::HttpGate,
+}
+
+impl WasiHttpView for CallState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.http_gate,
+        }
+    }
 }
 
 impl WasiView for CallState {

@@ -54,6 +54,8 @@ impl PluginRuntime {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         // Name lookups only for the names a plugin's manifest grants.
         crate::sandbox::dns::add_to_linker(&mut linker)?;
+        // Outgoing HTTP, held to the same network grants (see `sandbox::http`).
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
         bindings::Plugin::add_to_linker::<_, HasSelf<CallState>>(&mut linker, |state| state)?;
         Ok(Self {
             _engine: engine,

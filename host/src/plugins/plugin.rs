@@ -350,6 +350,8 @@ impl Plugin {
             scope,
             plugin: self.name.clone(),
             network: self.grants.network(),
+            http: wasmtime_wasi_http::WasiHttpCtx::new(),
+            http_gate: crate::sandbox::http::HttpGate::new(self.grants.network()),
         };
         let mut store = Store::new(self.pre.engine(), state);
         store.limiter(|state| &mut state.memory);

@@ -8,6 +8,7 @@
 //! address, with name lookups limited to granted names by [`dns`]).
 
 pub mod dns;
+pub mod http;
 mod network;
 
 use std::sync::Arc;

@@ -195,6 +195,16 @@ impl NetworkPolicy {
             .any(|rule| matches!(&rule.host, HostPattern::Name(n) if *n == name))
     }
 
+    /// Whether a rule grants the DNS name `name` on `port` (an outgoing HTTP
+    /// request's authority). IP literals are not names: only [`Self::allows`]
+    /// decides about them.
+    pub fn grants_name(&self, name: &str, port: u16) -> bool {
+        let name = name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase();
+        self.rules
+            .iter()
+            .any(|rule| rule.ports.contains(port) && matches!(&rule.host, HostPattern::Name(n) if *n == name))
+    }
+
     /// Whether a socket may use `addr` for `usage`; refusals are logged.
     pub async fn check(&self, addr: SocketAddr, usage: SocketAddrUse) -> bool {
         let verdict = match usage {

@@ -1,0 +1,219 @@
+//! Outgoing HTTP through `wasi:http/outgoing-handler` (the `http-client` test
+//! plugin), held to the same `[network]` grants as sockets: only a granted
+//! host and port is reached, the host resolves names itself and connects only
+//! to addresses the grants allow, and every refusal is a clear tool error
+//! while the host keeps serving.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::{Value, json};
+use wasm_mcp_tests::expect::{is_tool_error, single_text, tool_ok};
+use wasm_mcp_tests::{PluginDir, StdioServer};
+
+const BODY: &str = "served over wasi:http";
+
+/// An HTTP server on 127.0.0.1 answering every request with [`BODY`]; counts connections.
+struct TestServer {
+    port: u16,
+    connections: Arc<AtomicUsize>,
+}
+
+impl TestServer {
+    fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let connections = Arc::new(AtomicUsize::new(0));
+        let counter = connections.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                counter.fetch_add(1, Ordering::SeqCst);
+                let mut request = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !request.ends_with(b"\r\n\r\n") {
+                    match stream.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => request.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{BODY}",
+                    BODY.len()
+                );
+                let _ = stream.write_all(answer.as_bytes());
+            }
+        });
+        TestServer { port, connections }
+    }
+
+    fn connections(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
+    }
+}
+
+/// http-client under `manifest`, next to text-tools.
+fn serve(manifest: &str) -> StdioServer {
+    let plugins = PluginDir::with(&["text-tools"]);
+    plugins.add_file("http-client.toml", manifest.as_bytes());
+    plugins.add_plugin("http-client");
+    let mut server = StdioServer::start(plugins);
+    server.initialize(json!({}));
+    server
+}
+
+fn get(server: &mut StdioServer, url: &str) -> Value {
+    server.call_tool("get", json!({"url": url})).result().clone()
+}
+
+/// The GET fails as a tool error whose text contains `needle`.
+#[track_caller]
+fn refused(server: &mut StdioServer, url: &str, needle: &str) {
+    let result = get(server, url);
+    assert!(is_tool_error(&result), "{url} should have been refused, got: {result}");
+    let text = single_text(&result);
+    assert!(
+        text.contains(needle),
+        "{url}: the error should say {needle:?}, got: {text}"
+    );
+    assert!(!text.contains(BODY), "{url} reached the server: {text}");
+}
+
+#[track_caller]
+fn still_serving(server: &mut StdioServer) {
+    let result = server.call_tool("reverse", json!({"text": "abc"})).result().clone();
+    tool_ok(&result);
+    assert_eq!(single_text(&result), "cba");
+}
+
+/// A name other than `localhost` that /etc/hosts maps to loopback, if any.
+fn loopback_alias() -> Option<String> {
+    let hosts = std::fs::read_to_string("/etc/hosts").ok()?;
+    hosts.lines().find_map(|line| {
+        let mut fields = line.split('#').next()?.split_whitespace();
+        let addr = fields.next()?;
+        if !addr.starts_with("127.") {
+            return None;
+        }
+        fields
+            .find(|name| *name != "localhost" && !name.starts_with("localhost.") && name.contains(char::is_alphabetic))
+            .map(str::to_string)
+    })
+}
+
+#[test]
+fn a_granted_host_and_port_is_reached_and_nothing_else_is() {
+    let web = TestServer::start();
+    let other = TestServer::start();
+    let mut server = serve(&format!("[network]\nallow = [\"127.0.0.1:{}\"]\n", web.port));
+
+    let result = get(&mut server, &format!("http://127.0.0.1:{}/hello", web.port));
+    tool_ok(&result);
+    assert_eq!(single_text(&result), format!("200\n{BODY}"));
+
+    refused(
+        &mut server,
+        &format!("http://127.0.0.1:{}/", other.port),
+        "DestinationIpProhibited",
+    );
+    refused(
+        &mut server,
+        "http://169.254.169.254/latest/meta-data/",
+        "DestinationIpProhibited",
+    );
+    refused(&mut server, "http://example.com/", "HttpRequestDenied");
+    refused(
+        &mut server,
+        &format!("http://localhost:{}/", web.port),
+        "HttpRequestDenied",
+    );
+    refused(
+        &mut server,
+        &format!("https://127.0.0.1:{}/", web.port),
+        "HttpRequestDenied",
+    );
+    still_serving(&mut server);
+    // The granted request still works after the refusals.
+    tool_ok(&get(&mut server, &format!("http://127.0.0.1:{}/again", web.port)));
+    assert_eq!(web.connections(), 2);
+    assert_eq!(other.connections(), 0);
+
+    let stderr = server.wait_for_stderr("the refusals logged with the plugin's name", |s| {
+        s.contains("outgoing HTTP request refused") && s.contains("http-client")
+    });
+    assert!(stderr.contains("169.254.169.254"), "{stderr}");
+    server.shutdown();
+}
+
+#[test]
+fn without_a_network_grant_every_request_is_refused() {
+    let web = TestServer::start();
+    let mut server = serve("");
+    refused(
+        &mut server,
+        &format!("http://127.0.0.1:{}/", web.port),
+        "DestinationIpProhibited",
+    );
+    refused(&mut server, "http://example.com/", "HttpRequestDenied");
+    assert_eq!(web.connections(), 0);
+    still_serving(&mut server);
+    server.shutdown();
+}
+
+#[test]
+fn a_granted_name_that_resolves_to_a_refused_address_is_refused() {
+    let web = TestServer::start();
+    // `localhost` names loopback explicitly; any other name leading there does not.
+    let Some(alias) = loopback_alias() else {
+        eprintln!("no loopback alias in /etc/hosts; the unit tests of sandbox::network cover this case");
+        return;
+    };
+    let mut server = serve(&format!(
+        "[network]\nallow = [\"{alias}:{}\", \"0.0.0.0/0:*\"]\n",
+        web.port
+    ));
+    refused(
+        &mut server,
+        &format!("http://{alias}:{}/", web.port),
+        "DestinationIpProhibited",
+    );
+    assert_eq!(web.connections(), 0);
+    still_serving(&mut server);
+    server.shutdown();
+}
+
+#[test]
+fn the_name_localhost_grants_loopback_by_name() {
+    let web = TestServer::start();
+    let mut server = serve(&format!("[network]\nallow = [\"localhost:{}\"]\n", web.port));
+    let result = get(&mut server, &format!("http://localhost:{}/", web.port));
+    tool_ok(&result);
+    assert_eq!(single_text(&result), format!("200\n{BODY}"));
+    refused(&mut server, "http://169.254.169.254/", "DestinationIpProhibited");
+    assert_eq!(web.connections(), 1);
+    server.shutdown();
+}
+
+#[test]
+fn a_stalled_server_ends_the_call_at_its_deadline() {
+    // Accepts, reads, never answers.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let mut server = serve(&format!(
+        "[limits]\ntimeout_secs = 1\n\n[network]\nallow = [\"127.0.0.1:{port}\"]\n"
+    ));
+    let started = std::time::Instant::now();
+    let result = get(&mut server, &format!("http://127.0.0.1:{port}/"));
+    assert!(is_tool_error(&result), "{result}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "{result}");
+    still_serving(&mut server);
+    server.shutdown();
+}

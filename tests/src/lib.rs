@@ -7,6 +7,7 @@
 
 pub mod expect;
 pub mod jsonrpc;
+pub mod loopback;
 pub mod paths;
 pub mod plugin_dir;
 pub mod proc_stat;

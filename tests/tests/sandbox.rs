@@ -11,15 +11,12 @@
 //! ports); nothing here needs the internet. The example plugins that use
 //! grants (`docs-search`, `http-get`) are exercised at the end.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
 use wasm_mcp_tests::expect::{is_tool_error, single_text, tool_ok};
+use wasm_mcp_tests::loopback::{TestServer, loopback_alias};
 use wasm_mcp_tests::{PluginDir, StdioServer, binary};
 
 const SECRET: &str = "the host's secret, never to be seen by a plugin";
@@ -348,44 +345,10 @@ fn only_granted_environment_variables_are_visible() {
 
 // ---- network -----------------------------------------------------------------
 
-/// A TCP server on 127.0.0.1 that greets every connection and counts them.
-struct TestServer {
-    port: u16,
-    connections: Arc<AtomicUsize>,
-}
-
-impl TestServer {
-    fn start(greeting: &'static str) -> Self {
-        Self::serve(move |stream| {
-            let _ = stream.write_all(greeting.as_bytes());
-        })
-    }
-
-    /// Counts every connection and hands it to `answer`.
-    fn serve(answer: impl Fn(&mut TcpStream) + Send + 'static) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let connections = Arc::new(AtomicUsize::new(0));
-        let counter = connections.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                counter.fetch_add(1, Ordering::SeqCst);
-                answer(&mut stream);
-            }
-        });
-        TestServer { port, connections }
-    }
-
-    fn connections(&self) -> usize {
-        self.connections.load(Ordering::SeqCst)
-    }
-}
-
 #[test]
 fn a_granted_loopback_port_is_reachable_and_nothing_else_is() {
-    let allowed = TestServer::start(GREETING);
-    let forbidden = TestServer::start("you should never read this");
+    let allowed = TestServer::greeting(GREETING);
+    let forbidden = TestServer::greeting("you should never read this");
     let manifest = format!("[network]\nallow = [\"127.0.0.1:{}\"]\n", allowed.port);
     let mut server = serve(Some(&manifest));
 
@@ -452,7 +415,7 @@ fn a_granted_loopback_port_is_reachable_and_nothing_else_is() {
 
 #[test]
 fn without_a_network_grant_every_socket_and_lookup_is_refused() {
-    let target = TestServer::start(GREETING);
+    let target = TestServer::greeting(GREETING);
     let mut server = serve(None);
     refused(
         &mut server,
@@ -470,8 +433,8 @@ fn without_a_network_grant_every_socket_and_lookup_is_refused() {
 
 #[test]
 fn the_name_localhost_grants_loopback_by_name() {
-    let target = TestServer::start(GREETING);
-    let other = TestServer::start("you should never read this");
+    let target = TestServer::greeting(GREETING);
+    let other = TestServer::greeting("you should never read this");
     let manifest = format!("[network]\nallow = [\"localhost:{}\"]\n", target.port);
     let mut server = serve(Some(&manifest));
     assert!(granted(&mut server, "resolve", json!({"name": "localhost"})).contains("127.0.0.1"));
@@ -503,24 +466,9 @@ fn the_name_localhost_grants_loopback_by_name() {
     server.shutdown();
 }
 
-/// A name other than `localhost` that the host resolves to loopback, from /etc/hosts.
-fn loopback_alias() -> Option<String> {
-    let hosts = std::fs::read_to_string("/etc/hosts").ok()?;
-    hosts.lines().find_map(|line| {
-        let mut fields = line.split('#').next()?.split_whitespace();
-        let addr = fields.next()?;
-        if !addr.starts_with("127.") {
-            return None;
-        }
-        fields
-            .find(|name| *name != "localhost" && !name.starts_with("localhost.") && name.contains(char::is_alphabetic))
-            .map(str::to_string)
-    })
-}
-
 #[test]
 fn a_granted_name_that_resolves_to_a_refused_address_is_refused() {
-    let target = TestServer::start(GREETING);
+    let target = TestServer::greeting(GREETING);
     // A wide range does not name loopback or metadata explicitly.
     let mut rules = vec!["\"0.0.0.0/0:*\"".to_string(), "\"[::/0]:*\"".to_string()];
     let alias = loopback_alias();
@@ -621,7 +569,7 @@ fn guest_stdout_never_reaches_the_protocol_stream() {
 #[test]
 fn no_input_widens_the_grants() {
     let layout = Layout::new();
-    let target = TestServer::start(GREETING);
+    let target = TestServer::greeting(GREETING);
     let mut server = serve(Some(&layout.manifest("")));
     let plugins_dir = server.plugin_dir().path().to_path_buf();
     let manifest_before = std::fs::read_to_string(plugins_dir.join("hostile.toml")).unwrap();
@@ -725,28 +673,9 @@ fn docs_search_dir() -> PathBuf {
     wasm_mcp_tests::workspace_root().join("plugins/docs-search")
 }
 
-/// A one-shot HTTP server on 127.0.0.1 that answers every request with `body`.
-fn http_server(body: &'static str) -> TestServer {
-    TestServer::serve(move |stream| {
-        let mut request = Vec::new();
-        let mut buf = [0u8; 1024];
-        while !request.ends_with(b"\r\n\r\n") {
-            match stream.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => request.extend_from_slice(&buf[..n]),
-            }
-        }
-        let answer = format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        let _ = stream.write_all(answer.as_bytes());
-    })
-}
-
 #[test]
 fn http_get_fetches_from_a_granted_host_only() {
-    let web = http_server("served to http-get");
+    let web = TestServer::http("served to http-get");
     let plugins = PluginDir::empty();
     plugins.add_plugin("http-get");
     // The test's own grant instead of the shipped one (which names example.com).

@@ -4,55 +4,14 @@
 //! to addresses the grants allow, and every refusal is a clear tool error
 //! while the host keeps serving.
 
-use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
 use wasm_mcp_tests::expect::{is_tool_error, single_text, tool_ok};
+use wasm_mcp_tests::loopback::{TestServer, loopback_alias};
 use wasm_mcp_tests::{PluginDir, StdioServer};
 
 const BODY: &str = "served over wasi:http";
-
-/// An HTTP server on 127.0.0.1 answering every request with [`BODY`]; counts connections.
-struct TestServer {
-    port: u16,
-    connections: Arc<AtomicUsize>,
-}
-
-impl TestServer {
-    fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let connections = Arc::new(AtomicUsize::new(0));
-        let counter = connections.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                counter.fetch_add(1, Ordering::SeqCst);
-                let mut request = Vec::new();
-                let mut buf = [0u8; 1024];
-                while !request.ends_with(b"\r\n\r\n") {
-                    match stream.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => request.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let answer = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{BODY}",
-                    BODY.len()
-                );
-                let _ = stream.write_all(answer.as_bytes());
-            }
-        });
-        TestServer { port, connections }
-    }
-
-    fn connections(&self) -> usize {
-        self.connections.load(Ordering::SeqCst)
-    }
-}
 
 /// http-client under `manifest`, next to text-tools.
 fn serve(manifest: &str) -> StdioServer {
@@ -88,25 +47,10 @@ fn still_serving(server: &mut StdioServer) {
     assert_eq!(single_text(&result), "cba");
 }
 
-/// A name other than `localhost` that /etc/hosts maps to loopback, if any.
-fn loopback_alias() -> Option<String> {
-    let hosts = std::fs::read_to_string("/etc/hosts").ok()?;
-    hosts.lines().find_map(|line| {
-        let mut fields = line.split('#').next()?.split_whitespace();
-        let addr = fields.next()?;
-        if !addr.starts_with("127.") {
-            return None;
-        }
-        fields
-            .find(|name| *name != "localhost" && !name.starts_with("localhost.") && name.contains(char::is_alphabetic))
-            .map(str::to_string)
-    })
-}
-
 #[test]
 fn a_granted_host_and_port_is_reached_and_nothing_else_is() {
-    let web = TestServer::start();
-    let other = TestServer::start();
+    let web = TestServer::http(BODY);
+    let other = TestServer::http(BODY);
     let mut server = serve(&format!("[network]\nallow = [\"127.0.0.1:{}\"]\n", web.port));
 
     let result = get(&mut server, &format!("http://127.0.0.1:{}/hello", web.port));
@@ -149,7 +93,7 @@ fn a_granted_host_and_port_is_reached_and_nothing_else_is() {
 
 #[test]
 fn without_a_network_grant_every_request_is_refused() {
-    let web = TestServer::start();
+    let web = TestServer::http(BODY);
     let mut server = serve("");
     refused(
         &mut server,
@@ -164,7 +108,7 @@ fn without_a_network_grant_every_request_is_refused() {
 
 #[test]
 fn a_granted_name_that_resolves_to_a_refused_address_is_refused() {
-    let web = TestServer::start();
+    let web = TestServer::http(BODY);
     // `localhost` names loopback explicitly; any other name leading there does not.
     let Some(alias) = loopback_alias() else {
         eprintln!("no loopback alias in /etc/hosts; the unit tests of sandbox::network cover this case");
@@ -186,7 +130,7 @@ fn a_granted_name_that_resolves_to_a_refused_address_is_refused() {
 
 #[test]
 fn the_name_localhost_grants_loopback_by_name() {
-    let web = TestServer::start();
+    let web = TestServer::http(BODY);
     let mut server = serve(&format!("[network]\nallow = [\"localhost:{}\"]\n", web.port));
     let result = get(&mut server, &format!("http://localhost:{}/", web.port));
     tool_ok(&result);

@@ -4,6 +4,7 @@
 //! Data flows one way: transport → session → catalog → plugin instance, and
 //! answers flow back through the same session.
 
+pub mod call;
 pub mod catalog;
 pub mod config;
 pub mod inspect;

@@ -34,6 +34,8 @@ enum Command {
     /// Show what a plugin exports and imports, what its manifest grants, and warnings.
     #[command(alias = "inspect")]
     Check(CheckArgs),
+    /// Call one tool of one plugin (or read a resource, get a prompt) and print the result as JSON.
+    Call(wasm_mcp::call::CallArgs),
 }
 
 #[derive(Args)]
@@ -127,6 +129,7 @@ fn main() -> Result<()> {
     match cli.command {
         Command::Serve(args) => runtime.block_on(serve(args)),
         Command::Check(args) => runtime.block_on(check(args)),
+        Command::Call(args) => std::process::exit(runtime.block_on(wasm_mcp::call::command(args))),
     }
 }
 

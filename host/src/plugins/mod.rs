@@ -71,6 +71,11 @@ impl PluginRuntime {
     /// any); its name is the file stem.
     pub async fn load(&self, path: &Path) -> Result<Arc<Plugin>> {
         let (manifest, _) = Manifest::for_plugin(path)?;
+        self.load_with_manifest(path, manifest).await
+    }
+
+    /// Loads one plugin file under `manifest`; its name is the file stem.
+    pub async fn load_with_manifest(&self, path: &Path, manifest: Manifest) -> Result<Arc<Plugin>> {
         let bytes = tokio::fs::read(path)
             .await
             .with_context(|| format!("cannot read {}", path.display()))?;

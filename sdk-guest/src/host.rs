@@ -4,6 +4,9 @@
 //!
 //! The host binds every call to the request being served; a plugin never
 //! sees progress tokens or request ids.
+//!
+//! In native tests (off wasm) these functions act on a
+//! [`FakeHost`](crate::testing::FakeHost) instead: see [`crate::testing`].
 
 use std::fmt;
 
@@ -12,22 +15,27 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::bindings::wasm_mcp::plugin::host as raw;
+// The component's imports; off wasm, the fake host of native tests.
+#[cfg(target_arch = "wasm32")]
+use crate::bindings::wasm_mcp::plugin::host as imports;
 pub use crate::bindings::wasm_mcp::plugin::host::{
-    ElicitAction, ElicitResult, IncludeContext, LogLevel, ModelPreferences, Root, SamplingContent, SamplingMessage,
-    SamplingRequest, SamplingResult, ToolResult, ToolUse,
+    ElicitAction, ElicitResult, Elicitation, FormElicitation, IncludeContext, LogLevel, ModelPreferences, Root,
+    SamplingContent, SamplingMessage, SamplingRequest, SamplingResult, ToolResult, ToolUse, UrlElicitation,
 };
+#[cfg(not(target_arch = "wasm32"))]
+use crate::testing::imports;
 use crate::{Role, TextContent};
 
 /// Sends a log message (`notifications/message`, logger = the plugin) if the
 /// client's log level lets it through.
 pub fn log(level: LogLevel, message: &str) {
-    raw::log(level, message);
+    imports::log(level, message);
 }
 
 /// Like [`log`], with structured data; data that does not serialize is dropped.
 pub fn log_json(level: LogLevel, data: &impl Serialize) {
     if let Ok(json) = serde_json::to_string(data) {
-        raw::log_json(level, &json);
+        imports::log_json(level, &json);
     }
 }
 
@@ -35,24 +43,24 @@ pub fn log_json(level: LogLevel, data: &impl Serialize) {
 /// drops any that do not, and sends nothing if the client asked for no
 /// progress.
 pub fn progress(progress: f64, total: Option<f64>, message: Option<&str>) {
-    raw::progress(progress, total, message);
+    imports::progress(progress, total, message);
 }
 
 /// Whether the client has cancelled the current request. Long loops should
 /// check it and return early; the host also stops the call itself.
 pub fn is_cancelled() -> bool {
-    raw::is_cancelled()
+    imports::is_cancelled()
 }
 
 /// Asks the client's model for a completion (`sampling/createMessage`).
 pub fn sample(request: &SamplingRequest) -> Result<SamplingResult, RequestError> {
-    raw::sample(request).map_err(Into::into)
+    imports::sample(request).map_err(Into::into)
 }
 
 /// Asks the user to fill in a form (`elicitation/create`, form mode).
 /// `schema` is a flat object schema of primitive properties.
 pub fn elicit_form(message: &str, schema: &Value) -> Result<ElicitResult, RequestError> {
-    raw::elicit(&raw::Elicitation::Form(raw::FormElicitation {
+    imports::elicit(&raw::Elicitation::Form(raw::FormElicitation {
         message: message.to_string(),
         requested_schema: schema.to_string(),
     }))
@@ -62,7 +70,7 @@ pub fn elicit_form(message: &str, schema: &Value) -> Result<ElicitResult, Reques
 /// Asks the user to complete an interaction at `url` (`elicitation/create`,
 /// URL mode). Call [`elicitation_complete`] with the same id when it is done.
 pub fn elicit_url(message: &str, url: &str, elicitation_id: &str) -> Result<ElicitResult, RequestError> {
-    raw::elicit(&raw::Elicitation::Url(raw::UrlElicitation {
+    imports::elicit(&raw::Elicitation::Url(raw::UrlElicitation {
         message: message.to_string(),
         url: url.to_string(),
         elicitation_id: elicitation_id.to_string(),
@@ -72,18 +80,18 @@ pub fn elicit_url(message: &str, url: &str, elicitation_id: &str) -> Result<Elic
 
 /// Tells the client that the URL-mode elicitation `elicitation_id` finished.
 pub fn elicitation_complete(elicitation_id: &str) {
-    raw::elicitation_complete(elicitation_id);
+    imports::elicitation_complete(elicitation_id);
 }
 
 /// The client's current roots (`roots/list`).
 pub fn list_roots() -> Result<Vec<Root>, RequestError> {
-    raw::list_roots().map_err(Into::into)
+    imports::list_roots().map_err(Into::into)
 }
 
 /// Announces that the resource at `uri` changed; the host tells the clients
 /// subscribed to it.
 pub fn resource_updated(uri: &str) {
-    raw::resource_updated(uri);
+    imports::resource_updated(uri);
 }
 
 /// Why a request to the client produced no answer.

@@ -134,6 +134,8 @@ mod prompt;
 mod resource;
 mod result;
 mod schema;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod testing;
 mod tool;
 mod uri_template;
 

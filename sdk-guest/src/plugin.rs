@@ -51,13 +51,19 @@ impl Plugin {
         self
     }
 
-    fn call_tool(&self, name: &str, arguments: &str) -> Result<CallToolResult, Error> {
+    /// Serves a `tools/call` of `name` with `arguments` (JSON text) as the
+    /// component would: handy in native tests of the whole tool, with
+    /// argument decoding and result conversion. (The host also checks the
+    /// arguments against the input schema before the call; this does not.)
+    pub fn call_tool(&self, name: &str, arguments: &str) -> Result<CallToolResult, Error> {
         let tool = self.tools.iter().find(|t| t.def.name == name);
         let tool = tool.ok_or_else(|| Error::NotFound(format!("no tool named `{name}`")))?;
         Ok((tool.call)(arguments))
     }
 
-    fn read_resource(&self, uri: &str) -> Result<Vec<ResourceContents>, Error> {
+    /// Serves a `resources/read` of `uri` as the component would: the
+    /// resource with that URI, else the first template that matches it.
+    pub fn read_resource(&self, uri: &str) -> Result<Vec<ResourceContents>, Error> {
         if let Some(resource) = self.resources.iter().find(|r| r.def.uri == uri) {
             return (resource.read)(uri);
         }
@@ -67,13 +73,15 @@ impl Plugin {
             .unwrap_or_else(|| Err(Error::NotFound(format!("no resource at `{uri}`"))))
     }
 
-    fn get_prompt(&self, name: &str, arguments: Vec<(String, String)>) -> Result<GetPromptResult, Error> {
+    /// Serves a `prompts/get` of `name` with `arguments` as the component would.
+    pub fn get_prompt(&self, name: &str, arguments: Vec<(String, String)>) -> Result<GetPromptResult, Error> {
         let prompt = self.prompts.iter().find(|p| p.def.name == name);
         let prompt = prompt.ok_or_else(|| Error::NotFound(format!("no prompt named `{name}`")))?;
         (prompt.get)(arguments)
     }
 
-    fn complete(&self, request: completion::CompletionRequest) -> Result<completion::Completions, Error> {
+    /// Serves a `completion/complete` request as the component would.
+    pub fn complete(&self, request: completion::CompletionRequest) -> Result<completion::Completions, Error> {
         let completers = match &request.reference {
             completion::Reference::Prompt(name) => self
                 .prompts

@@ -32,6 +32,7 @@ node-deps:
 test: build plugins node-deps
 	$(CARGO) test --release --workspace
 	$(CARGO) test --manifest-path sdk-guest/Cargo.toml
+	$(CARGO) test --manifest-path plugins/Cargo.toml
 	cd tests/node && ./run-tests.sh
 	cd tests/node && ./conformance.sh
 

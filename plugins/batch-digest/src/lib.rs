@@ -198,9 +198,13 @@ fn plugin() -> Plugin {
 
 wasm_mcp_sdk::export!(plugin);
 
+/// Native unit tests (`cargo test -p batch-digest`, no wasm). Those of the
+/// tool use the SDK's fake host, which records progress and logs and decides
+/// when the request is cancelled.
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wasm_mcp_sdk::testing::FakeHost;
 
     #[test]
     fn one_round_is_plain_sha256() {
@@ -221,5 +225,62 @@ mod tests {
     #[test]
     fn a_cancelled_stretch_stops() {
         assert!(stretch(b"abc", 10 * ROUNDS_PER_CHECK, || true).is_none());
+    }
+
+    fn batch(items: &[&str], rounds: u64) -> BatchArgs {
+        BatchArgs {
+            items: items.iter().map(|s| s.to_string()).collect(),
+            rounds,
+        }
+    }
+
+    #[test]
+    fn reports_progress_after_every_item() {
+        let fake = FakeHost::new();
+        let Structured(report) = fake.run(|| digest_batch(batch(&["a", "b", "c"], 2)));
+        assert_eq!((report.completed, report.total, report.cancelled), (3, 3, false));
+        let done: Vec<(f64, Option<f64>)> = fake.progress().iter().map(|p| (p.progress, p.total)).collect();
+        assert_eq!(done, [(1.0, Some(3.0)), (2.0, Some(3.0)), (3.0, Some(3.0))]);
+        assert_eq!(fake.progress()[2].message.as_deref(), Some("digested 3 of 3 inputs"));
+        assert!(fake.logs().is_empty());
+    }
+
+    #[test]
+    fn stops_on_a_step_boundary_when_cancelled() {
+        // Each short item asks once (before its step): cancelled at the third check.
+        let fake = FakeHost::new().cancel_after_checks(2);
+        let Structured(report) = fake.run(|| digest_batch(batch(&["a", "b", "c", "d"], 2)));
+        assert!(report.cancelled);
+        assert_eq!(report.completed, 2);
+        assert_eq!(report.digests.len(), 2);
+        assert_eq!(fake.cancel_checks(), 3);
+        assert_eq!(fake.progress().len(), 2);
+        assert_eq!(
+            fake.logs(),
+            [(
+                LogLevel::Notice,
+                "digest_batch cancelled after 2 of 4 inputs".to_string()
+            )]
+        );
+    }
+
+    #[test]
+    fn checks_for_cancellation_within_a_long_step() {
+        let fake = FakeHost::new().cancel_after_checks(1);
+        let Structured(report) = fake.run(|| digest_batch(batch(&["long"], 3 * ROUNDS_PER_CHECK)));
+        assert!(report.cancelled);
+        assert_eq!(report.completed, 0);
+    }
+
+    #[test]
+    fn the_whole_tool_through_the_plugin() {
+        let fake = FakeHost::new();
+        let result = fake
+            .run(|| plugin().call_tool("digest_batch", r#"{"items": ["x"], "rounds": 1}"#))
+            .expect("digest_batch exists");
+        assert!(!result.is_error);
+        let report: serde_json::Value = serde_json::from_str(result.structured_content.as_deref().unwrap()).unwrap();
+        assert_eq!(report["completed"], 1);
+        assert_eq!(fake.progress().len(), 1);
     }
 }

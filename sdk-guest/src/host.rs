@@ -5,8 +5,9 @@
 //! The host binds every call to the request being served; a plugin never
 //! sees progress tokens or request ids.
 //!
-//! In native tests (off wasm) these functions act on a
-//! [`FakeHost`](crate::testing::FakeHost) instead: see [`crate::testing`].
+//! In native tests (off wasm) these functions act on the fake host of the
+//! `testing` module instead (`wasm_mcp_sdk::testing::FakeHost`, in native
+//! builds only).
 
 use std::fmt;
 
@@ -100,7 +101,12 @@ pub enum RequestError {
     /// The client did not declare the capability this needs.
     NotSupported(String),
     /// The client answered with a JSON-RPC error.
-    Rejected { code: i32, message: String },
+    Rejected {
+        /// The JSON-RPC error code.
+        code: i32,
+        /// The client's error message.
+        message: String,
+    },
     /// No answer within the host's timeout.
     TimedOut,
     /// The current request was cancelled while waiting.

@@ -121,6 +121,8 @@
 //! Parts a plugin does not use are served empty, and unknown names or URIs
 //! get [`Error::NotFound`].
 
+#![warn(missing_docs)]
+
 extern crate self as wasm_mcp_sdk;
 
 mod args;

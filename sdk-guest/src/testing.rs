@@ -43,6 +43,7 @@ use serde_json::Value;
 
 use crate::Role;
 use crate::TextContent;
+use crate::bindings::wasm_mcp::plugin::host::{ClientError, RpcError};
 use crate::host::{
     ElicitAction, ElicitResult, Elicitation, LogLevel, RequestError, Root, SamplingContent, SamplingRequest,
     SamplingResult,
@@ -215,8 +216,18 @@ pub(crate) mod imports {
         })
     }
 
-    fn refused(what: &str, how: &str) -> RequestError {
-        RequestError::NotSupported(format!("{what}: no answer scripted (script one with FakeHost::{how})"))
+    fn refused(what: &str, how: &str) -> ClientError {
+        ClientError::NotSupported(format!("{what}: no answer scripted (script one with FakeHost::{how})"))
+    }
+
+    /// A scripted answer as the component's import returns it.
+    fn answer<T>(scripted: Result<T, RequestError>) -> Result<T, ClientError> {
+        scripted.map_err(|e| match e {
+            RequestError::NotSupported(why) => ClientError::NotSupported(why),
+            RequestError::Rejected { code, message } => ClientError::Rejected(RpcError { code, message }),
+            RequestError::TimedOut => ClientError::TimedOut,
+            RequestError::Cancelled => ClientError::Cancelled,
+        })
     }
 
     pub fn log(level: LogLevel, message: &str) {
@@ -244,19 +255,21 @@ pub(crate) mod imports {
         })
     }
 
-    pub fn sample(request: &SamplingRequest) -> Result<SamplingResult, RequestError> {
+    pub fn sample(request: &SamplingRequest) -> Result<SamplingResult, ClientError> {
         let no_answer = || refused("sampling", "answer_sampling");
         with(Err(no_answer()), |s| {
             s.sampling_requests.push(request.clone());
-            s.sampling_answers.pop_front().unwrap_or_else(|| Err(no_answer()))
+            s.sampling_answers.pop_front().map_or_else(|| Err(no_answer()), answer)
         })
     }
 
-    pub fn elicit(request: &Elicitation) -> Result<ElicitResult, RequestError> {
+    pub fn elicit(request: &Elicitation) -> Result<ElicitResult, ClientError> {
         let no_answer = || refused("elicitation", "answer_elicitation");
         with(Err(no_answer()), |s| {
             s.elicitations.push(request.clone());
-            s.elicitation_answers.pop_front().unwrap_or_else(|| Err(no_answer()))
+            s.elicitation_answers
+                .pop_front()
+                .map_or_else(|| Err(no_answer()), answer)
         })
     }
 
@@ -264,10 +277,10 @@ pub(crate) mod imports {
         with((), |s| s.completed_elicitations.push(elicitation_id.to_string()));
     }
 
-    pub fn list_roots() -> Result<Vec<Root>, RequestError> {
+    pub fn list_roots() -> Result<Vec<Root>, ClientError> {
         let no_answer = || refused("roots", "roots");
         with(Err(no_answer()), |s| {
-            s.roots.clone().unwrap_or_else(|| Err(no_answer()))
+            s.roots.clone().map_or_else(|| Err(no_answer()), answer)
         })
     }
 

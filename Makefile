@@ -14,10 +14,12 @@ build:
 wasm-target:
 	@rustup target list --installed 2>/dev/null | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
 
-## plugins: every example plugin at plugins/dist/<name>.wasm (+ <name>.toml where it needs grants)
+## plugins: every example plugin at plugins/dist/<name>.wasm (+ <name>.toml where it needs grants),
+## and the SDK's examples at sdk-guest/target/wasm32-wasip2/release/examples/<name>.wasm
 plugins: wasm-target
 	$(CARGO) build --release --target $(WASM_TARGET) --manifest-path plugins/Cargo.toml
 	$(CARGO) build --release --target $(WASM_TARGET) --manifest-path tests/plugins/Cargo.toml
+	$(CARGO) build --release --target $(WASM_TARGET) --manifest-path sdk-guest/Cargo.toml --examples
 	./plugins/collect.sh plugins/target/$(WASM_TARGET)/release plugins $(PLUGINS_DIR)
 	./plugins/collect.sh tests/plugins/target/$(WASM_TARGET)/release tests/plugins tests/plugins/dist
 
@@ -40,10 +42,11 @@ test: build plugins node-deps
 bench: build plugins
 	$(CARGO) bench -p wasm-mcp-tests
 
-## lint: formatting and clippy for the host, the tests, the SDK and every plugin
+## lint: formatting and clippy for the host, the tests, the SDK and every plugin; the SDK's docs
 lint: wasm-target
 	$(CARGO) fmt --all --check
 	for m in sdk-guest plugins tests/plugins; do $(CARGO) fmt --manifest-path $$m/Cargo.toml --all --check || exit 1; done
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
 	for m in sdk-guest plugins tests/plugins; do \
 		$(CARGO) clippy --release --target $(WASM_TARGET) --manifest-path $$m/Cargo.toml --all-targets -- -D warnings || exit 1; done
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --manifest-path sdk-guest/Cargo.toml

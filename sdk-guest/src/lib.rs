@@ -136,7 +136,6 @@ mod prompt;
 mod resource;
 mod result;
 mod schema;
-#[cfg(not(target_arch = "wasm32"))]
 pub mod testing;
 mod tool;
 mod uri_template;

@@ -32,8 +32,10 @@
 //! assert!(FakeHost::new().run(|| summarize("text")).is_err());
 //! ```
 //!
-//! This module exists only off wasm (`cfg(not(target_arch = "wasm32"))`);
-//! the component your plugin builds to always talks to the real host.
+//! The fake takes effect only off wasm (`cfg(not(target_arch = "wasm32"))`):
+//! the component your plugin builds to always talks to the real host. The
+//! module compiles on every target, so tests that use it type-check with
+//! `cargo clippy --all-targets --target wasm32-wasip2` too.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -43,7 +45,6 @@ use serde_json::Value;
 
 use crate::Role;
 use crate::TextContent;
-use crate::bindings::wasm_mcp::plugin::host::{ClientError, RpcError};
 use crate::host::{
     ElicitAction, ElicitResult, Elicitation, LogLevel, RequestError, Root, SamplingContent, SamplingRequest,
     SamplingResult,
@@ -206,8 +207,10 @@ impl FakeHost {
 
 /// The host imports off wasm: what [`crate::host`] calls instead of the
 /// component's imports. Each acts on the current thread's [`FakeHost`].
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod imports {
     use super::*;
+    use crate::bindings::wasm_mcp::plugin::host::{ClientError, RpcError};
 
     fn with<R>(absent: R, f: impl FnOnce(&mut State) -> R) -> R {
         CURRENT.with(|current| match &*current.borrow() {

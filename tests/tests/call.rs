@@ -224,3 +224,21 @@ fn reads_a_resource_and_gets_a_prompt() {
     call(&plugin_wasm("notes"), &["--resource", "notes://nowhere"]).failed_saying(&["resources/read failed"]);
     call(&plugin_wasm("notes"), &["--prompt", "nope"]).failed_saying(&["no prompt \"nope\"", "summarize_note"]);
 }
+
+/// The SDK's example `ask_the_client` (built by `make plugins`), run for real:
+/// `call` is a client with no roots, sampling or elicitation, and each tool
+/// says so in its own way.
+#[test]
+fn the_sdk_example_plugin_runs_as_a_component() {
+    let example =
+        wasm_mcp_tests::workspace_root().join("sdk-guest/target/wasm32-wasip2/release/examples/ask_the_client.wasm");
+    assert!(
+        example.is_file(),
+        "{} is not built (run `make plugins`)",
+        example.display()
+    );
+    let run = call(&example, &["shared_folders"]).succeeded();
+    assert_eq!(run.result()["content"][0]["text"], "the client shares no roots");
+    call(&example, &["order", "--args", r#"{"item": "lamp"}"#]).failed_saying(&["cannot ask the user", "elicitation"]);
+    call(&example, &["summarize", "--args", r#"{"text": "long"}"#]).failed_saying(&["sampling"]);
+}

@@ -51,6 +51,24 @@
 //! wasm_mcp_sdk::export!(plugin);
 //! ```
 //!
+//! with this `Cargo.toml`, built by `cargo build --release --target
+//! wasm32-wasip2` into `target/wasm32-wasip2/release/my_tools.wasm`:
+//!
+//! ```toml
+//! [package]
+//! name = "my-tools"
+//! version = "0.1.0"
+//! edition = "2024"
+//!
+//! [lib]
+//! crate-type = ["cdylib"]
+//!
+//! [dependencies]
+//! wasm-mcp-sdk = { path = "../wasm-mcp/sdk-guest" }
+//! serde = { version = "1", features = ["derive"] }
+//! schemars = "1"
+//! ```
+//!
 //! Resources, templates, prompts, completion and the host imports fit the
 //! same mould:
 //!
@@ -103,10 +121,8 @@
 //! wasm_mcp_sdk::export!(plugin);
 //! ```
 //!
-//! The plugin's `Cargo.toml` needs `crate-type = ["cdylib"]` and depends on
-//! this crate, `serde` (with `derive`) and `schemars` 1.x; build it with
-//! `cargo build --release --target wasm32-wasip2` and drop the `.wasm` into
-//! the host's plugins directory.
+//! Drop the `.wasm` into the host's plugins directory, or run one call of it
+//! with `wasm-mcp call my-tools.wasm word_count --args '{"text": "a b"}'`.
 //!
 //! - Tools: [`Tool`]; what they return: [`IntoToolResult`], [`Structured`],
 //!   [`CallToolResult`], [`ContentBlock`].
@@ -116,6 +132,18 @@
 //!   [`completion::starting_with`].
 //! - Requests to the host and the client (logging, progress, cancellation,
 //!   sampling, elicitation, roots, resource updates): [`host`].
+//!
+//! - Unit tests on your machine, without wasm: the `testing` module's
+//!   `FakeHost` stands in for the host (records logs and progress, cancels
+//!   when told, answers sampling, elicitation and roots as scripted), and
+//!   [`Plugin::call_tool`] serves a tool by name as the component would.
+//!
+//! Examples, each built by `make plugins` and tested by `make test`:
+//! `plugins/text-tools` (tools, structured output, errors), `plugins/notes`
+//! (resources, templates, prompts, completion, resource updates),
+//! `plugins/batch-digest` (progress, cancellation, tasks, native tests) and
+//! `sdk-guest/examples/ask_the_client.rs` (sampling, elicitation, roots,
+//! native tests). The plugin author's guide is `docs/plugin-guide.md`.
 //!
 //! Every call may run in a fresh instance: keep no state between calls.
 //! Parts a plugin does not use are served empty, and unknown names or URIs

@@ -5,9 +5,8 @@
 //! The host binds every call to the request being served; a plugin never
 //! sees progress tokens or request ids.
 //!
-//! In native tests (off wasm) these functions act on the fake host of the
-//! `testing` module instead (`wasm_mcp_sdk::testing::FakeHost`, in native
-//! builds only).
+//! In native tests (off wasm) these functions act on a
+//! [`FakeHost`](crate::testing::FakeHost) instead: see [`crate::testing`].
 
 use std::fmt;
 

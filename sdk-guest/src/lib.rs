@@ -133,10 +133,10 @@
 //! - Requests to the host and the client (logging, progress, cancellation,
 //!   sampling, elicitation, roots, resource updates): [`host`].
 //!
-//! - Unit tests on your machine, without wasm: the `testing` module's
-//!   `FakeHost` stands in for the host (records logs and progress, cancels
-//!   when told, answers sampling, elicitation and roots as scripted), and
-//!   [`Plugin::call_tool`] serves a tool by name as the component would.
+//! - Unit tests on your machine, without wasm: [`testing::FakeHost`] stands
+//!   in for the host (records logs and progress, cancels when told, answers
+//!   sampling, elicitation and roots as scripted), and [`Plugin::call_tool`]
+//!   serves a tool by name as the component would.
 //!
 //! Examples, each built by `make plugins` and tested by `make test`:
 //! `plugins/text-tools` (tools, structured output, errors), `plugins/notes`

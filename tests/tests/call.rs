@@ -208,6 +208,17 @@ fn the_manifest_limits_bound_the_call() {
 }
 
 #[test]
+fn the_config_file_sets_the_default_limits_as_for_serve() {
+    let dir = PluginDir::empty();
+    let config = dir.add_file("host.toml", b"[limits]\nfuel = 1_000_000\n");
+    call(&plugin_wasm("spinner"), &["spin", "--config", config.to_str().unwrap()])
+        .failed_saying(&["Tool spin failed", "fuel limit of 1000000 instructions"]);
+    let bad = dir.add_file("bad-host.toml", b"[limits]\nfuels = 1\n");
+    call(&plugin_wasm("spinner"), &["spin", "--config", bad.to_str().unwrap()])
+        .failed_saying(&["invalid config file", "fuels"]);
+}
+
+#[test]
 fn reads_a_resource_and_gets_a_prompt() {
     let run = call(&plugin_wasm("notes"), &["--resource", "notes://note/sandbox"]).succeeded();
     let contents = &run.result()["contents"][0];

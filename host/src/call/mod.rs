@@ -137,12 +137,9 @@ async fn run(args: &CallArgs) -> Result<()> {
         None => Manifest::for_plugin(&args.plugin)?.0,
     };
     // Held until the call ends: it owns the epoch ticker that enforces deadlines.
-    let runtime = PluginRuntime::new(
-        settings.limits,
-        settings.max_calls,
-        settings.max_calls_per_plugin,
-        settings.cache_dir.clone(),
-    )?;
+    // No disk cache: one call compiles its plugin once anyway, and the cache
+    // directory is `serve`'s to create and keep private.
+    let runtime = PluginRuntime::new(settings.limits, settings.max_calls, settings.max_calls_per_plugin, None)?;
     let plugin = runtime
         .load_with_manifest(&args.plugin, manifest)
         .await

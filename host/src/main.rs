@@ -34,6 +34,8 @@ enum Command {
     /// Show what a plugin exports and imports, what its manifest grants, and warnings.
     #[command(alias = "inspect")]
     Check(CheckArgs),
+    /// Create a ready-to-build plugin project (Rust, Python or JavaScript) in PARENT/NAME.
+    New(wasm_mcp::scaffold::NewArgs),
 }
 
 #[derive(Args)]
@@ -127,6 +129,7 @@ fn main() -> Result<()> {
     match cli.command {
         Command::Serve(args) => runtime.block_on(serve(args)),
         Command::Check(args) => runtime.block_on(check(args)),
+        Command::New(args) => wasm_mcp::scaffold::run(&args),
     }
 }
 

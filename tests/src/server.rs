@@ -482,14 +482,28 @@ impl StdioServer {
 
     /// Waits until stderr satisfies `pred`; `what` describes it.
     pub fn wait_for_stderr(&mut self, what: &str, pred: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + timeout();
+        self.wait_for_stderr_within(timeout(), what, pred)
+    }
+
+    /// Waits until the start-up load of the plugins directory is over. Compiling
+    /// large components (Python, JavaScript) on a cold cache can outlast the
+    /// host's start-up wait for lists, so tests over them wait for this first;
+    /// the limit is five times [`timeout`], as compiling is slow on a busy machine.
+    pub fn wait_until_loaded(&mut self) {
+        self.wait_for_stderr_within(timeout() * 5, "the plugins directory loaded", |stderr| {
+            stderr.contains("plugins directory loaded")
+        });
+    }
+
+    fn wait_for_stderr_within(&mut self, limit: Duration, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + limit;
         loop {
             let stderr = self.stderr();
             if pred(&stderr) {
                 return stderr;
             }
             if Instant::now() >= deadline {
-                panic!("stderr never showed {what} within {:?}; stderr:\n{stderr}", timeout());
+                panic!("stderr never showed {what} within {limit:?}; stderr:\n{stderr}");
             }
             // Let stdout be handled meanwhile, in small steps.
             let step = (Instant::now() + Duration::from_millis(50)).min(deadline);

@@ -34,6 +34,13 @@ pub fn timeout() -> Duration {
     Duration::from_secs(secs)
 }
 
+/// How long to wait for something that follows compiling a plugin: five times
+/// [`timeout`], as compiling a large component (Python, JavaScript) on a busy
+/// machine is slow.
+pub fn compile_timeout() -> Duration {
+    timeout() * 5
+}
+
 /// Answers one server → client request: the `params` in, a result or a
 /// JSON-RPC error out.
 pub type Handler = Box<dyn FnMut(&Value) -> Result<Value, RpcError>>;
@@ -387,7 +394,18 @@ impl StdioServer {
     /// (looking first at those already received). `what` describes it for
     /// the failure message.
     pub fn wait_for_notification(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + timeout();
+        self.wait_for_notification_within(timeout(), what, pred)
+    }
+
+    /// [`wait_for_notification`](Self::wait_for_notification) with its own
+    /// limit, e.g. [`compile_timeout`] for one that follows compiling a plugin.
+    pub fn wait_for_notification_within(
+        &mut self,
+        limit: Duration,
+        what: &str,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let deadline = Instant::now() + limit;
         let mut checked = 0;
         loop {
             while checked < self.notifications.len() {
@@ -487,10 +505,9 @@ impl StdioServer {
 
     /// Waits until the start-up load of the plugins directory is over. Compiling
     /// large components (Python, JavaScript) on a cold cache can outlast the
-    /// host's start-up wait for lists, so tests over them wait for this first;
-    /// the limit is five times [`timeout`], as compiling is slow on a busy machine.
+    /// host's start-up wait for lists, so tests over them wait for this first.
     pub fn wait_until_loaded(&mut self) {
-        self.wait_for_stderr_within(timeout() * 5, "the plugins directory loaded", |stderr| {
+        self.wait_for_stderr_within(compile_timeout(), "the plugins directory loaded", |stderr| {
             stderr.contains("plugins directory loaded")
         });
     }

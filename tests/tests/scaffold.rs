@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 
 use serde_json::json;
 use wasm_mcp_tests::expect::{by_name, single_text};
-use wasm_mcp_tests::{PluginDir, StdioServer, binary, workspace_root};
+use wasm_mcp_tests::{PluginDir, StdioServer, binary, compile_timeout, workspace_root};
 
 fn new_project(name: &str, lang: &str, parent: &Path) -> Output {
     Command::new(binary())
@@ -60,7 +60,8 @@ fn scaffold_build_and_serve(lang: &str) {
 
     let bytes = std::fs::read(&wasm).expect("read the built component");
     server.plugin_dir().add_file(&format!("{name}.wasm"), &bytes);
-    server.wait_for_notification("tools/list_changed after the drop", |n| {
+    // The host compiles the new component first (slow for Python and JavaScript).
+    server.wait_for_notification_within(compile_timeout(), "tools/list_changed after the drop", |n| {
         n["method"] == "notifications/tools/list_changed"
     });
     let tools = server.list_all("tools/list", "tools");

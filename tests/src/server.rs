@@ -371,7 +371,7 @@ impl StdioServer {
                 };
             }
             if !self.pump(deadline) {
-                self.fail_waiting(&format!("the response to `{method}` (id {id})"));
+                self.fail_waiting(&format!("the response to `{method}` (id {id})"), timeout());
             }
         }
     }
@@ -385,7 +385,7 @@ impl StdioServer {
                 return raw;
             }
             if !self.pump(deadline) {
-                self.fail_waiting("an error response with a null id");
+                self.fail_waiting("an error response with a null id", timeout());
             }
         }
     }
@@ -417,7 +417,7 @@ impl StdioServer {
                 }
             }
             if !self.pump(deadline) {
-                self.fail_waiting(&format!("a notification: {what}"));
+                self.fail_waiting(&format!("a notification: {what}"), limit);
             }
         }
     }
@@ -431,7 +431,7 @@ impl StdioServer {
                 return self.unanswered.remove(pos).expect("position is in range");
             }
             if !self.pump(deadline) {
-                self.fail_waiting(&format!("a `{method}` request from the server"));
+                self.fail_waiting(&format!("a `{method}` request from the server"), timeout());
             }
         }
     }
@@ -662,7 +662,7 @@ impl StdioServer {
         }
     }
 
-    fn fail_waiting(&mut self, what: &str) -> ! {
+    fn fail_waiting(&mut self, what: &str, limit: Duration) -> ! {
         if self.stdout_closed {
             let status = self.child.try_wait().ok().flatten();
             panic!(
@@ -672,8 +672,7 @@ impl StdioServer {
             );
         }
         panic!(
-            "waiting for {what}: nothing within {:?}.\nnotifications so far: {:?}\nstderr:\n{}",
-            timeout(),
+            "waiting for {what}: nothing within {limit:?}.\nnotifications so far: {:?}\nstderr:\n{}",
             self.notifications,
             self.stderr()
         );

@@ -5,7 +5,7 @@ PLUGINS_DIR ?= plugins/dist
 WASM_TARGET := wasm32-wasip2
 BIN := target/release/wasm-mcp
 
-.PHONY: build plugins run test test-rust test-node bench lint wasm-target node-deps
+.PHONY: build plugins rust-plugins run test test-rust test-node bench lint wasm-target node-deps
 
 ## build: the host binary at target/release/wasm-mcp
 build:
@@ -16,12 +16,50 @@ wasm-target:
 
 ## plugins: every example plugin at plugins/dist/<name>.wasm (+ <name>.toml where it needs grants),
 ## and the SDK's examples at sdk-guest/target/wasm32-wasip2/release/examples/<name>.wasm
-plugins: wasm-target
+plugins: rust-plugins python-plugins js-plugins
+
+rust-plugins: wasm-target
 	$(CARGO) build --release --target $(WASM_TARGET) --manifest-path plugins/Cargo.toml
 	$(CARGO) build --release --target $(WASM_TARGET) --manifest-path tests/plugins/Cargo.toml
 	$(CARGO) build --release --target $(WASM_TARGET) --manifest-path sdk-guest/Cargo.toml --examples
 	./plugins/collect.sh plugins/target/$(WASM_TARGET)/release plugins $(PLUGINS_DIR)
 	./plugins/collect.sh tests/plugins/target/$(WASM_TARGET)/release tests/plugins tests/plugins/dist
+
+# Python plugins: plugins/python/NAME/app.py (with the helper plugins/python/wasm_mcp.py)
+# become plugins/dist/NAME.wasm through componentize-py, installed from PyPI into a venv
+# under $(TOOLS). JavaScript plugins: plugins/js/NAME/plugin.js (with plugins/js/wasm-mcp.js)
+# through componentize-js, installed by `npm ci` in plugins/js. Each is rebuilt only when
+# its sources, the helper, the WIT or the tool change.
+TOOLS := .tools
+COMPONENTIZE_PY := $(TOOLS)/python/bin/componentize-py
+COMPONENTIZE_JS := plugins/js/node_modules/.bin/componentize-js
+PY_PLUGINS := $(patsubst plugins/python/%/app.py,$(PLUGINS_DIR)/%.wasm,$(wildcard plugins/python/*/app.py))
+JS_PLUGINS := $(patsubst plugins/js/%/plugin.js,$(PLUGINS_DIR)/%.wasm,$(wildcard plugins/js/*/plugin.js))
+
+.PHONY: python-plugins js-plugins
+python-plugins: $(PY_PLUGINS)
+js-plugins: $(JS_PLUGINS)
+
+$(COMPONENTIZE_PY): plugins/python/requirements.txt
+	python3 -m venv $(TOOLS)/python
+	$(TOOLS)/python/bin/pip install --quiet --disable-pip-version-check -r $<
+	touch $@
+
+$(COMPONENTIZE_JS): plugins/js/package-lock.json
+	cd plugins/js && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+.SECONDEXPANSION:
+$(PY_PLUGINS): $(PLUGINS_DIR)/%.wasm: $$(wildcard plugins/python/%/*.py) plugins/python/wasm_mcp.py wit/plugin.wit $(COMPONENTIZE_PY)
+	@mkdir -p $(@D)
+	$(COMPONENTIZE_PY) --quiet -d wit -w plugin componentize -p plugins/python/$* -p plugins/python app -o $@.partial
+	mv $@.partial $@
+
+# The component imports only the host: every WASI feature componentize-js can leave out is disabled.
+$(JS_PLUGINS): $(PLUGINS_DIR)/%.wasm: $$(wildcard plugins/js/%/*.js) plugins/js/wasm-mcp.js wit/plugin.wit $(COMPONENTIZE_JS)
+	@mkdir -p $(@D)
+	$(COMPONENTIZE_JS) plugins/js/$*/plugin.js --wit wit -n plugin -d stdio random clocks http fetch-event -o $@.partial
+	mv $@.partial $@
 
 ## run: install what is missing, build, and serve plugins/dist over stdio
 run: build plugins

@@ -13,6 +13,7 @@ pub mod plugins;
 pub mod protocol;
 pub mod reload;
 pub mod sandbox;
+pub mod scaffold;
 pub mod session;
 pub mod tasks;
 pub mod transport;

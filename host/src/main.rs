@@ -36,6 +36,8 @@ enum Command {
     Check(CheckArgs),
     /// Call one tool of one plugin (or read a resource, get a prompt) and print the result as JSON.
     Call(wasm_mcp::call::CallArgs),
+    /// Create a ready-to-build plugin project (Rust, Python or JavaScript) in PARENT/NAME.
+    New(wasm_mcp::scaffold::NewArgs),
 }
 
 #[derive(Args)]
@@ -130,6 +132,7 @@ fn main() -> Result<()> {
         Command::Serve(args) => runtime.block_on(serve(args)),
         Command::Check(args) => runtime.block_on(check(args)),
         Command::Call(args) => std::process::exit(runtime.block_on(wasm_mcp::call::command(args))),
+        Command::New(args) => wasm_mcp::scaffold::run(&args),
     }
 }
 

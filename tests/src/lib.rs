@@ -17,7 +17,7 @@ pub mod server;
 pub use jsonrpc::{Response, RpcError};
 pub use paths::{binary, plugin_wasm, plugins_dist, test_plugins_dist, workspace_root};
 pub use plugin_dir::PluginDir;
-pub use server::{StdioServer, timeout};
+pub use server::{StdioServer, compile_timeout, timeout};
 
 /// The protocol revision this host implements.
 pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";

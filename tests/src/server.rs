@@ -34,6 +34,13 @@ pub fn timeout() -> Duration {
     Duration::from_secs(secs)
 }
 
+/// How long to wait for something that follows compiling a plugin: five times
+/// [`timeout`], as compiling a large component (Python, JavaScript) on a busy
+/// machine is slow.
+pub fn compile_timeout() -> Duration {
+    timeout() * 5
+}
+
 /// Answers one server → client request: the `params` in, a result or a
 /// JSON-RPC error out.
 pub type Handler = Box<dyn FnMut(&Value) -> Result<Value, RpcError>>;
@@ -364,7 +371,7 @@ impl StdioServer {
                 };
             }
             if !self.pump(deadline) {
-                self.fail_waiting(&format!("the response to `{method}` (id {id})"));
+                self.fail_waiting(&format!("the response to `{method}` (id {id})"), timeout());
             }
         }
     }
@@ -378,7 +385,7 @@ impl StdioServer {
                 return raw;
             }
             if !self.pump(deadline) {
-                self.fail_waiting("an error response with a null id");
+                self.fail_waiting("an error response with a null id", timeout());
             }
         }
     }
@@ -387,7 +394,18 @@ impl StdioServer {
     /// (looking first at those already received). `what` describes it for
     /// the failure message.
     pub fn wait_for_notification(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + timeout();
+        self.wait_for_notification_within(timeout(), what, pred)
+    }
+
+    /// [`wait_for_notification`](Self::wait_for_notification) with its own
+    /// limit, e.g. [`compile_timeout`] for one that follows compiling a plugin.
+    pub fn wait_for_notification_within(
+        &mut self,
+        limit: Duration,
+        what: &str,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let deadline = Instant::now() + limit;
         let mut checked = 0;
         loop {
             while checked < self.notifications.len() {
@@ -399,7 +417,7 @@ impl StdioServer {
                 }
             }
             if !self.pump(deadline) {
-                self.fail_waiting(&format!("a notification: {what}"));
+                self.fail_waiting(&format!("a notification: {what}"), limit);
             }
         }
     }
@@ -413,7 +431,7 @@ impl StdioServer {
                 return self.unanswered.remove(pos).expect("position is in range");
             }
             if !self.pump(deadline) {
-                self.fail_waiting(&format!("a `{method}` request from the server"));
+                self.fail_waiting(&format!("a `{method}` request from the server"), timeout());
             }
         }
     }
@@ -482,14 +500,27 @@ impl StdioServer {
 
     /// Waits until stderr satisfies `pred`; `what` describes it.
     pub fn wait_for_stderr(&mut self, what: &str, pred: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + timeout();
+        self.wait_for_stderr_within(timeout(), what, pred)
+    }
+
+    /// Waits until the start-up load of the plugins directory is over. Compiling
+    /// large components (Python, JavaScript) on a cold cache can outlast the
+    /// host's start-up wait for lists, so tests over them wait for this first.
+    pub fn wait_until_loaded(&mut self) {
+        self.wait_for_stderr_within(compile_timeout(), "the plugins directory loaded", |stderr| {
+            stderr.contains("plugins directory loaded")
+        });
+    }
+
+    fn wait_for_stderr_within(&mut self, limit: Duration, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + limit;
         loop {
             let stderr = self.stderr();
             if pred(&stderr) {
                 return stderr;
             }
             if Instant::now() >= deadline {
-                panic!("stderr never showed {what} within {:?}; stderr:\n{stderr}", timeout());
+                panic!("stderr never showed {what} within {limit:?}; stderr:\n{stderr}");
             }
             // Let stdout be handled meanwhile, in small steps.
             let step = (Instant::now() + Duration::from_millis(50)).min(deadline);
@@ -631,7 +662,7 @@ impl StdioServer {
         }
     }
 
-    fn fail_waiting(&mut self, what: &str) -> ! {
+    fn fail_waiting(&mut self, what: &str, limit: Duration) -> ! {
         if self.stdout_closed {
             let status = self.child.try_wait().ok().flatten();
             panic!(
@@ -641,8 +672,7 @@ impl StdioServer {
             );
         }
         panic!(
-            "waiting for {what}: nothing within {:?}.\nnotifications so far: {:?}\nstderr:\n{}",
-            timeout(),
+            "waiting for {what}: nothing within {limit:?}.\nnotifications so far: {:?}\nstderr:\n{}",
             self.notifications,
             self.stderr()
         );

@@ -17,10 +17,11 @@ const LISTS: [(&str, &str); 4] = [
 ];
 
 /// The identity of a listed item.
-/// Every built plugin, served one item to a page, initialized.
+/// Every built plugin, served one item to a page, initialized and loaded.
 fn paged_by_one() -> StdioServer {
     let mut server = StdioServer::start_with_args(PluginDir::with_all_built(true), &["--page-size", "1"]);
     server.initialize(json!({}));
+    server.wait_until_loaded();
     server
 }
 
@@ -44,6 +45,7 @@ fn catalog(server: &mut StdioServer) -> Vec<Vec<Value>> {
 fn page_size_one_walks_every_list_without_duplicates_or_gaps() {
     let mut reference = StdioServer::start(PluginDir::with_all_built(true));
     reference.initialize(json!({}));
+    reference.wait_until_loaded();
     let expected = catalog(&mut reference);
     reference.shutdown();
     assert!(

@@ -1,0 +1,88 @@
+// textkit: identifier and text tools, a wasm-mcp plugin written in JavaScript.
+//
+// Built into a component by jco componentize (see the Makefile at the
+// repository root, `make plugins`), with the helper layer in ../wasm-mcp.js.
+import * as host from "wasm-mcp:plugin/host@0.1.0";
+import { definePlugin, param } from "../wasm-mcp.js";
+
+const CASES = ["snake", "kebab", "camel", "pascal", "constant"];
+
+/** The words of an identifier or phrase: split on separators and case changes. */
+export function words(text) {
+  return text
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w.toLowerCase());
+}
+
+const capital = (w) => w.charAt(0).toUpperCase() + w.slice(1);
+
+/** `text` rewritten in the case `to`. */
+export function convertCase(text, to) {
+  const ws = words(text);
+  switch (to) {
+    case "snake":
+      return ws.join("_");
+    case "kebab":
+      return ws.join("-");
+    case "camel":
+      return ws.map((w, i) => (i ? capital(w) : w)).join("");
+    case "pascal":
+      return ws.map(capital).join("");
+    case "constant":
+      return ws.join("_").toUpperCase();
+    default:
+      throw new Error(`unknown case ${to}; use one of ${CASES.join(", ")}`);
+  }
+}
+
+const plugin = definePlugin({
+  host,
+  tools: {
+    convert_case: {
+      title: "Convert case",
+      description: "Rewrites an identifier or phrase in another case (snake, kebab, camel, pascal, constant)",
+      readOnly: true,
+      params: { text: param.string("The identifier or phrase"), to: param.enum(CASES, "The case to write it in") },
+      run: ({ text, to }) => convertCase(text, to),
+    },
+    char_stats: {
+      description: "Counts the ASCII letters, digits, spaces and other characters of a text, line by line",
+      readOnly: true,
+      params: { text: param.string("The text to count") },
+      run({ text }, ctx) {
+        const lines = text.split("\n");
+        ctx.log(`counting ${text.length} characters on ${lines.length} lines`);
+        const counts = { letters: 0, digits: 0, spaces: 0, other: 0 };
+        lines.forEach((line, i) => {
+          for (const c of line) {
+            if (/[A-Za-z]/.test(c)) counts.letters++;
+            else if (/\d/.test(c)) counts.digits++;
+            else if (/\s/.test(c)) counts.spaces++;
+            else counts.other++;
+          }
+          ctx.progress(i + 1, lines.length, `line ${i + 1}`);
+        });
+        return counts;
+      },
+    },
+  },
+  resources: {
+    "textkit://cases": {
+      name: "cases",
+      description: "The cases convert_case knows",
+      read: () => CASES.join("\n"),
+    },
+  },
+  prompts: {
+    rename: {
+      description: "Asks the model to rename an identifier in a given case",
+      arguments: { identifier: param.string("The identifier to rename"), style: param.enum(CASES, "The case").optional() },
+      render: ({ identifier, style = "snake" }) =>
+        `Suggest a clearer name for \`${identifier}\`, written in ${style} case (convert_case can help).`,
+    },
+  },
+});
+
+export const { tools, resources, prompts, completion } = plugin;

@@ -1,0 +1,156 @@
+// wasm-mcp.js: write wasm-mcp plugins in JavaScript with a few declarations.
+//
+// Built with jco componentize against the `plugin` world of wit/plugin.wit.
+// Declare tools, resources and prompts with `definePlugin`; the parameter
+// builders in `param` become each tool's input schema:
+//
+//   import * as host from "wasm-mcp:plugin/host@0.1.0";
+//   import { definePlugin, param } from "./wasm-mcp.js";
+//
+//   const plugin = definePlugin({
+//     host,
+//     tools: {
+//       shout: {
+//         description: "Upper-cases text",
+//         params: { text: param.string("What to shout"), times: param.integer("How often").optional() },
+//         run: ({ text, times = 1 }) => Array(times).fill(text.toUpperCase()).join(" "),
+//       },
+//     },
+//   });
+//   export const { tools, resources, prompts, completion } = plugin;
+//
+// A tool's `run(args, ctx)` returns a string (text content) or an object
+// (structured content, also sent as JSON text); a thrown error gives a result
+// with `isError` and its message. `ctx.log(message, level)` and
+// `ctx.progress(done, total, message)` reach the client. This module imports
+// nothing from the host itself, so the logic runs under `node --test` too
+// (pass `host: undefined`: log goes to stderr, progress nowhere).
+
+/** A JSON Schema for one parameter; `.optional()` makes it not required. */
+function schema(fields) {
+  return {
+    schema: fields,
+    required: true,
+    optional() {
+      return { ...this, required: false };
+    },
+  };
+}
+
+const described = (fields, description) => (description ? { ...fields, description } : fields);
+
+/** Builders of parameter schemas. */
+export const param = {
+  string: (description) => schema(described({ type: "string" }, description)),
+  number: (description) => schema(described({ type: "number" }, description)),
+  integer: (description) => schema(described({ type: "integer" }, description)),
+  boolean: (description) => schema(described({ type: "boolean" }, description)),
+  enum: (values, description) => schema(described({ type: "string", enum: values }, description)),
+  array: (items, description) => schema(described({ type: "array", items: items.schema }, description)),
+};
+
+/** The input schema of a tool's `params`. */
+export function inputSchema(params = {}) {
+  const properties = {};
+  const required = [];
+  for (const [name, p] of Object.entries(params)) {
+    properties[name] = p.schema;
+    if (p.required) required.push(name);
+  }
+  return required.length ? { type: "object", properties, required } : { type: "object", properties };
+}
+
+const LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+
+/** What a tool can ask of the host: `log` and `progress`. */
+export function context(host) {
+  return {
+    log(message, level = "info") {
+      if (!LEVELS.includes(level)) throw new Error(`unknown log level ${level}; use one of ${LEVELS.join(", ")}`);
+      if (host) host.log(level, message);
+      else console.error(`[${level}] ${message}`);
+    },
+    progress(done, total, message) {
+      if (host) host.progress(done, total, message);
+    },
+  };
+}
+
+const text = (value) => ({ tag: "text", val: { text: value } });
+const notFound = (what) => ({ tag: "not-found", val: what });
+
+/** The four exports of the `plugin` world, from declarations. */
+export function definePlugin({ host, tools = {}, resources = {}, prompts = {} }) {
+  const ctx = context(host);
+  return {
+    tools: {
+      listTools: () =>
+        Object.entries(tools).map(([name, t]) => ({
+          name,
+          title: t.title,
+          description: t.description,
+          inputSchema: JSON.stringify(inputSchema(t.params)),
+          annotations: t.readOnly === undefined ? undefined : { readOnlyHint: t.readOnly },
+          icons: [],
+          taskSupport: "forbidden",
+        })),
+      callTool(name, args) {
+        const t = tools[name];
+        if (!t) throw notFound(`no tool ${name}`);
+        let value;
+        try {
+          value = t.run(JSON.parse(args), ctx);
+        } catch (e) {
+          return { content: [text(e instanceof Error ? e.message : String(e))], isError: true };
+        }
+        if (typeof value === "object" && value !== null) {
+          const structured = JSON.stringify(value);
+          return { content: [text(structured)], structuredContent: structured, isError: false };
+        }
+        return { content: [text(String(value))], isError: false };
+      },
+    },
+    resources: {
+      listResources: () =>
+        Object.entries(resources).map(([uri, r]) => ({
+          uri,
+          name: r.name,
+          description: r.description,
+          mimeType: r.mimeType ?? "text/plain",
+          icons: [],
+        })),
+      listResourceTemplates: () => [],
+      readResource(uri) {
+        const r = resources[uri];
+        if (!r) throw notFound(`no resource ${uri}`);
+        const value = r.read();
+        const body = value instanceof Uint8Array ? { tag: "blob", val: value } : { tag: "text", val: String(value) };
+        return [{ uri, mimeType: r.mimeType ?? "text/plain", body }];
+      },
+    },
+    prompts: {
+      listPrompts: () =>
+        Object.entries(prompts).map(([name, p]) => ({
+          name,
+          description: p.description,
+          arguments: Object.entries(p.arguments ?? {}).map(([arg, a]) => ({
+            name: arg,
+            description: a.schema.description,
+            required: a.required,
+          })),
+          icons: [],
+        })),
+      getPrompt(name, args) {
+        const p = prompts[name];
+        if (!p) throw notFound(`no prompt ${name}`);
+        const values = Object.fromEntries(args);
+        const unknown = Object.keys(values).filter((arg) => !(arg in (p.arguments ?? {})));
+        if (unknown.length) throw { tag: "invalid-params", val: `prompt ${name} has no argument ${unknown.join(", ")}` };
+        return { description: p.description, messages: [{ role: "user", content: text(p.render(values)) }] };
+      },
+    },
+    completion: {
+      complete: () => ({ values: [], hasMore: false }),
+    },
+  };
+}

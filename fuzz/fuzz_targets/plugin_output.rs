@@ -197,7 +197,8 @@ fn sampling_request(u: &mut Unstructured) -> Result<SamplingRequest> {
     })
 }
 
-/// A client that records what the plugin's call sends it.
+/// A client that records the notifications the plugin's call sends it (log
+/// data is the plugin's own JSON, embedded as given).
 #[derive(Default)]
 struct RecordingClient(Mutex<Vec<Value>>);
 
@@ -208,9 +209,7 @@ impl ClientLink for RecordingClient {
             .unwrap()
             .push(json!({ "method": method, "params": params }));
     }
-    fn log(&self, _: LogLevel, _: &str, data: Value) {
-        self.0.lock().unwrap().push(data);
-    }
+    fn log(&self, _: LogLevel, _: &str, _: Value) {}
     fn request(&self, _: &'static str, _: Value) -> BoxFuture<'_, std::result::Result<Value, ClientRequestError>> {
         Box::pin(async { Err(ClientRequestError::TimedOut) })
     }
@@ -340,7 +339,7 @@ fn render(u: &mut Unstructured) -> Result<()> {
                 scope.progress(u.arbitrary()?, u.arbitrary()?, opt(u, string)?);
             }
             scope.log("fuzz", LogLevel::Info, json_value(u, 3)?);
-            for sent in client.0.lock().unwrap().iter().filter(|m| m.get("method").is_some()) {
+            for sent in client.0.lock().unwrap().iter() {
                 assert_no_null(sent, "progress");
             }
         }

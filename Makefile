@@ -11,7 +11,7 @@ CARGO_FUZZ_VERSION := 0.13.1
 CARGO_FUZZ := $(CURDIR)/$(TOOLS_DIR)/bin/cargo-fuzz
 FUZZ_TARGETS := jsonrpc_message session_dispatch list_cursor manifest_toml plugin_output
 # No sanitizer: the host is safe Rust, and ASan would slow the build of an
-# instrumented wasmtime; panics, hangs and leaks of memory growth still fail.
+# instrumented wasmtime; panics, hangs (-timeout) and runaway memory (-rss_limit_mb) still fail.
 FUZZ_FLAGS := --sanitizer none --codegen-units 16
 FUZZ_SECONDS ?= 300
 FUZZ_CI_SECONDS ?= 20

@@ -4,8 +4,19 @@ CARGO ?= cargo
 PLUGINS_DIR ?= plugins/dist
 WASM_TARGET := wasm32-wasip2
 BIN := target/release/wasm-mcp
+# Build tools installed from the registries (componentize-py, cargo-fuzz), gitignored and cached.
+TOOLS := .tools
+# Fuzzing: cargo-fuzz, pinned. The stable toolchain builds the targets with RUSTC_BOOTSTRAP=1.
+CARGO_FUZZ_VERSION := 0.13.1
+CARGO_FUZZ := $(CURDIR)/$(TOOLS)/bin/cargo-fuzz
+FUZZ_TARGETS := jsonrpc_message session_dispatch list_cursor manifest_toml plugin_output
+# No sanitizer: the host is safe Rust, and ASan would slow the build of an
+# instrumented wasmtime; panics, hangs (-timeout) and runaway memory (-rss_limit_mb) still fail.
+FUZZ_FLAGS := --sanitizer none --codegen-units 16
+FUZZ_SECONDS ?= 300
+FUZZ_CI_SECONDS ?= 20
 
-.PHONY: build plugins rust-plugins run test test-rust test-node bench lint wasm-target node-deps
+.PHONY: build plugins rust-plugins run test test-rust test-node bench lint wasm-target node-deps fuzz fuzz-ci fuzz-build
 
 ## build: the host binary at target/release/wasm-mcp
 build:
@@ -30,7 +41,6 @@ rust-plugins: wasm-target
 # under $(TOOLS). JavaScript plugins: plugins/js/NAME/plugin.js (with plugins/js/wasm-mcp.js)
 # through componentize-js, installed by `npm ci` in plugins/js. Each is rebuilt only when
 # its sources, the helper, the WIT or the tool change.
-TOOLS := .tools
 COMPONENTIZE_PY := $(TOOLS)/python/bin/componentize-py
 COMPONENTIZE_JS := plugins/js/node_modules/.bin/componentize-js
 PY_PLUGINS := $(patsubst plugins/python/%/app.py,$(PLUGINS_DIR)/%.wasm,$(wildcard plugins/python/*/app.py))
@@ -84,7 +94,30 @@ bench: build plugins
 lint: wasm-target
 	$(CARGO) fmt --all --check
 	for m in sdk-guest plugins tests/plugins; do $(CARGO) fmt --manifest-path $$m/Cargo.toml --all --check || exit 1; done
+	$(CARGO) fmt --manifest-path fuzz/Cargo.toml --all --check
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
+	$(CARGO) clippy --release --manifest-path fuzz/Cargo.toml --target-dir target --all-targets -- -D warnings
 	for m in sdk-guest plugins tests/plugins; do \
 		$(CARGO) clippy --release --target $(WASM_TARGET) --manifest-path $$m/Cargo.toml --all-targets -- -D warnings || exit 1; done
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --manifest-path sdk-guest/Cargo.toml
+
+$(CARGO_FUZZ):
+	$(CARGO) install cargo-fuzz --version $(CARGO_FUZZ_VERSION) --locked --root $(TOOLS)
+
+## fuzz-build: every fuzz target (fuzz/, its own workspace), instrumented
+fuzz-build: $(CARGO_FUZZ) plugins
+	cd fuzz && RUSTC_BOOTSTRAP=1 $(CARGO_FUZZ) build $(FUZZ_FLAGS)
+
+## fuzz: runs every fuzz target for FUZZ_SECONDS (default 300) on its seeds plus
+## what earlier runs found (fuzz/target/corpus); a crash stops with its input in fuzz/artifacts
+fuzz: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+		echo "== fuzz $$t for $(FUZZ_SECONDS)s"; \
+		mkdir -p fuzz/target/corpus/$$t; \
+		(cd fuzz && RUSTC_BOOTSTRAP=1 $(CARGO_FUZZ) run $(FUZZ_FLAGS) $$t target/corpus/$$t seeds/$$t -- \
+			-max_total_time=$(FUZZ_SECONDS) -max_len=8192 -timeout=60 -rss_limit_mb=4096 -print_final_stats=1) || exit 1; \
+	done
+
+## fuzz-ci: builds the fuzz targets and runs each for FUZZ_CI_SECONDS (default 20); fails on any crash
+fuzz-ci:
+	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_CI_SECONDS)

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
-use crate::manifest::LimitSettings;
+use crate::manifest::{LimitSettings, MAX_DURATION_SECS, seconds};
 use crate::plugins::Limits;
 use crate::session::ServerConfig;
 use crate::tasks::TaskSettings;
@@ -41,8 +41,8 @@ pub struct ServerSettings {
 fn task_settings(max_ttl_secs: Option<u64>) -> Result<TaskSettings> {
     let defaults = TaskSettings::default();
     let Some(secs) = max_ttl_secs else { return Ok(defaults) };
-    if secs == 0 {
-        bail!("max task ttl must be at least 1 second");
+    if secs == 0 || secs > MAX_DURATION_SECS {
+        bail!("max task ttl must be at least 1 second and at most {MAX_DURATION_SECS}");
     }
     let max_ttl = Duration::from_secs(secs);
     Ok(TaskSettings {
@@ -90,9 +90,9 @@ impl Settings {
             .client_timeout_secs
             .or(file.server.client_timeout_secs)
             .unwrap_or(300.0);
-        if !(client_timeout.is_finite() && client_timeout > 0.0) {
-            bail!("client timeout must be a positive number of seconds");
-        }
+        let client_timeout = seconds(client_timeout).ok_or_else(|| {
+            anyhow::anyhow!("client timeout must be a positive number of seconds, at most {MAX_DURATION_SECS}")
+        })?;
         let page_size = flags
             .server
             .page_size
@@ -117,23 +117,46 @@ impl Settings {
             )?,
             server: ServerConfig {
                 page_size,
-                client_request_timeout: Duration::from_secs_f64(client_timeout),
+                client_request_timeout: client_timeout,
                 tasks: task_settings(flags.server.max_task_ttl_secs.or(file.server.max_task_ttl_secs))?,
                 ping_interval: flags
                     .server
                     .ping_interval_secs
                     .or(file.server.ping_interval_secs)
                     .map(|secs| {
-                        if secs.is_finite() && secs > 0.0 {
-                            Ok(Duration::from_secs_f64(secs))
-                        } else {
-                            Err(anyhow::anyhow!("ping interval must be a positive number of seconds"))
-                        }
+                        seconds(secs).ok_or_else(|| {
+                            anyhow::anyhow!(
+                                "ping interval must be a positive number of seconds, at most {MAX_DURATION_SECS}"
+                            )
+                        })
                     })
                     .transpose()?,
                 ..ServerConfig::default()
             },
             cache_dir: flags.server.cache_dir.clone().or_else(|| file.server.cache_dir.clone()),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression (manifest_toml fuzz target, which also reads config files):
+    /// durations too long for the clock panicked at start or on first use.
+    #[test]
+    fn durations_beyond_what_the_host_can_count_are_refused() {
+        for (text, what) in [
+            ("[server]\nclient_timeout_secs = 1e30", "client timeout"),
+            ("[server]\nping_interval_secs = 1e300", "ping interval"),
+            ("[server]\nmax_task_ttl_secs = 18446744073709551615", "max task ttl"),
+            ("[limits]\ntimeout_secs = 1e20", "timeout_secs"),
+        ] {
+            let file: ConfigFile = toml::from_str(text).unwrap();
+            let err = Settings::resolve(&file, &ConfigFile::default())
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(what) && err.contains("at most"), "{text}: {err}");
+        }
     }
 }

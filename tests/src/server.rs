@@ -248,9 +248,15 @@ impl StdioServer {
                 .unwrap()
                 .insert(id_key(id), Sent { method, task });
         }
+        self.send_bytes(line.as_bytes());
+    }
+
+    /// Sends one line of raw bytes, UTF-8 or not (a newline is added); no
+    /// answer is expected by id.
+    pub fn send_bytes(&mut self, line: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin is still open");
         let written = stdin
-            .write_all(line.as_bytes())
+            .write_all(line)
             .and_then(|()| stdin.write_all(b"\n"))
             .and_then(|()| stdin.flush());
         if let Err(e) = written {

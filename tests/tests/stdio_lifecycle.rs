@@ -168,6 +168,26 @@ fn malformed_json_is_a_parse_error_with_a_null_id_and_the_server_goes_on() {
     server.shutdown();
 }
 
+/// Regression (found with the jsonrpc_message fuzz target's framing): a line that is not UTF-8 used to end
+/// the stdio transport, and the server with it.
+#[test]
+fn a_line_that_is_not_utf8_is_a_parse_error_and_the_server_goes_on() {
+    let mut server = server();
+    server.initialize(json!({}));
+    for garbage in [
+        &b"\xff\xfe"[..],
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"x\":\"\xc3\x28\"}",
+    ] {
+        server.send_bytes(garbage);
+        let error = server.wait_null_id_error();
+        assert_eq!(error["error"]["code"], -32700, "parse error for {garbage:?}: {error}");
+        let message = error["error"]["message"].as_str().unwrap();
+        assert!(message.contains("UTF-8"), "the error says what was wrong: {message}");
+        assert_eq!(server.request("ping", Value::Null).result(), &json!({}));
+    }
+    server.shutdown();
+}
+
 #[test]
 fn an_invalid_request_is_an_error_and_the_server_goes_on() {
     let mut server = server();

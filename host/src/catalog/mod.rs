@@ -195,36 +195,64 @@ impl Catalog {
     }
 }
 
+/// A tool's schemas as the plugin declared them, parsed and compiled.
+pub struct ToolSchemas {
+    pub input_schema: Value,
+    pub input: jsonschema::Validator,
+    pub output_schema: Option<Value>,
+    pub output: Option<jsonschema::Validator>,
+}
+
+impl ToolSchemas {
+    /// Parses and compiles `tool`'s input and output schemas; the error says which is unusable and why.
+    pub fn compile(tool: &crate::plugins::bindings::tools::Tool) -> Result<Self, String> {
+        let input_schema = wire::parse_json(&tool.input_schema, "inputSchema")?;
+        if input_schema.get("type").and_then(Value::as_str) != Some("object") {
+            return Err("its inputSchema must be a JSON Schema with \"type\": \"object\"".into());
+        }
+        let input = jsonschema::validator_for(&input_schema)
+            .map_err(|e| format!("its inputSchema is not a valid JSON Schema: {e}"))?;
+        let output_schema = tool
+            .output_schema
+            .as_deref()
+            .map(|s| wire::parse_json(s, "outputSchema"))
+            .transpose()?;
+        let output = output_schema
+            .as_ref()
+            .map(|schema| {
+                jsonschema::validator_for(schema)
+                    .map_err(|e| format!("its outputSchema is not a valid JSON Schema: {e}"))
+            })
+            .transpose()?;
+        Ok(Self {
+            input_schema,
+            input,
+            output_schema,
+            output,
+        })
+    }
+}
+
 fn tool_entry(
     plugin: &Arc<Plugin>,
     tool: &crate::plugins::bindings::tools::Tool,
     name: &str,
 ) -> Result<ToolEntry, String> {
-    let input_schema = wire::parse_json(&tool.input_schema, "inputSchema")?;
-    if input_schema.get("type").and_then(Value::as_str) != Some("object") {
-        return Err("its inputSchema must be a JSON Schema with \"type\": \"object\"".into());
-    }
-    let input = jsonschema::validator_for(&input_schema)
-        .map_err(|e| format!("its inputSchema is not a valid JSON Schema: {e}"))?;
-    let output_schema = tool
-        .output_schema
-        .as_deref()
-        .map(|s| wire::parse_json(s, "outputSchema"))
-        .transpose()?;
-    let output = output_schema
-        .as_ref()
-        .map(|schema| {
-            jsonschema::validator_for(schema).map_err(|e| format!("its outputSchema is not a valid JSON Schema: {e}"))
-        })
-        .transpose()?;
+    let schemas = ToolSchemas::compile(tool)?;
     let task_support = plugin.task_support(tool);
-    let listed = wire::tool(tool.clone(), name, task_support, &input_schema, output_schema.as_ref())?;
+    let listed = wire::tool(
+        tool.clone(),
+        name,
+        task_support,
+        &schemas.input_schema,
+        schemas.output_schema.as_ref(),
+    )?;
     Ok(ToolEntry {
         plugin: plugin.clone(),
         own_name: tool.name.clone(),
         listed,
-        input,
-        output,
+        input: schemas.input,
+        output: schemas.output,
         task_support,
     })
 }

@@ -144,6 +144,78 @@ mod tests {
         assert!(page(ListKind::Tools, &map, &after(&json!(7)), 1).is_err());
     }
 
+    mod properties {
+        use std::collections::BTreeSet;
+
+        use proptest::prelude::*;
+
+        use super::*;
+
+        /// A change to the catalog between two pages: plugins adding or removing entries.
+        #[derive(Debug, Clone)]
+        enum Change {
+            Add(String),
+            Remove(usize),
+        }
+
+        fn change() -> impl Strategy<Value = Change> {
+            prop_oneof![
+                "[a-f]{1,3}".prop_map(Change::Add),
+                any::<usize>().prop_map(Change::Remove)
+            ]
+        }
+
+        proptest! {
+            /// A walk through any list, with any page size, while entries come and go
+            /// between pages, ends; it yields no entry twice, in order, and every entry
+            /// that was there for the whole walk exactly once.
+            #[test]
+            fn every_walk_yields_each_entry_once(
+                initial in proptest::collection::btree_set("[a-f]{1,3}", 0..30),
+                size in 1usize..7,
+                changes in proptest::collection::vec(proptest::collection::vec(change(), 0..4), 0..40),
+                kind in prop_oneof![
+                    Just(ListKind::Tools), Just(ListKind::Prompts), Just(ListKind::Resources),
+                    Just(ListKind::Templates), Just(ListKind::Tasks)
+                ],
+            ) {
+                let mut map = entries(&initial.iter().map(String::as_str).collect::<Vec<_>>());
+                let mut always: BTreeSet<String> = initial.clone();
+                let mut ever: BTreeSet<String> = initial;
+                let mut seen: Vec<String> = Vec::new();
+                let mut params = json!({});
+                let mut changes = changes.into_iter();
+                loop {
+                    let page = page(kind, &map, &params, size).unwrap();
+                    let items = page[kind.result_key()].as_array().unwrap();
+                    prop_assert!(items.len() <= size);
+                    seen.extend(items.iter().map(|k| k.as_str().unwrap().to_owned()));
+                    let Some(next) = page.get("nextCursor") else { break };
+                    params = after(next);
+                    for change in changes.next().unwrap_or_default() {
+                        match change {
+                            Change::Add(key) => {
+                                ever.insert(key.clone());
+                                map.insert(key.clone(), json!(key));
+                            }
+                            Change::Remove(at) if !map.is_empty() => {
+                                let key = map.keys().nth(at % map.len()).unwrap().clone();
+                                map.remove(&key);
+                                always.remove(&key);
+                            }
+                            Change::Remove(_) => {}
+                        }
+                    }
+                }
+                prop_assert!(seen.windows(2).all(|w| w[0] < w[1]), "in order, none twice: {:?}", seen);
+                prop_assert!(seen.iter().all(|k| ever.contains(k)));
+                for key in &always {
+                    prop_assert!(seen.contains(key), "{} was listed the whole walk but never seen", key);
+                }
+            }
+        }
+    }
+
     #[test]
     fn templates_are_listed_under_their_protocol_key() {
         let result = page(ListKind::Templates, &entries(&["t"]), &json!({}), 5).unwrap();

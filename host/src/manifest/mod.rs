@@ -17,6 +17,15 @@ use crate::plugins::Limits;
 mod network;
 pub use network::{HostPattern, IpNet, NetRule, NetworkSettings, PortRange};
 
+/// The longest timeout or ttl the host accepts: a year, in seconds. Anything
+/// longer would overflow the clock it is added to.
+pub const MAX_DURATION_SECS: u64 = 365 * 24 * 3600;
+
+/// `secs` as a duration, if it is a positive number of seconds no longer than [`MAX_DURATION_SECS`].
+pub fn seconds(secs: f64) -> Option<Duration> {
+    (secs.is_finite() && secs > 0.0 && secs <= MAX_DURATION_SECS as f64).then(|| Duration::from_secs_f64(secs))
+}
+
 /// Limit settings, as written in a manifest or the host's config file.
 /// Absent keys inherit.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -45,10 +54,11 @@ impl LimitSettings {
             limits.fuel = fuel;
         }
         if let Some(secs) = self.timeout_secs {
-            if !(secs.is_finite() && secs > 0.0) {
-                bail!("{origin}: timeout_secs must be a positive number of seconds");
-            }
-            limits.deadline = Duration::from_secs_f64(secs);
+            limits.deadline = seconds(secs).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{origin}: timeout_secs must be a positive number of seconds, at most {MAX_DURATION_SECS}"
+                )
+            })?;
         }
         if let Some(mib) = self.memory_mib {
             if mib == 0 || mib > crate::plugins::MAX_MEMORY_MIB {
@@ -60,10 +70,12 @@ impl LimitSettings {
             limits.memory_bytes = mib << 20;
         }
         if let Some(kib) = self.max_output_kib {
-            if kib == 0 {
-                bail!("{origin}: max_output_kib must be greater than 0");
-            }
-            limits.max_output_bytes = kib << 10;
+            limits.max_output_bytes = kib.checked_mul(1 << 10).filter(|_| kib > 0).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{origin}: max_output_kib must be greater than 0, at most {}",
+                    usize::MAX >> 10
+                )
+            })?;
         }
         Ok(limits)
     }
@@ -146,7 +158,13 @@ impl Manifest {
 
     pub fn load(path: &Path) -> Result<Manifest> {
         let text = std::fs::read_to_string(path).with_context(|| format!("cannot read manifest {}", path.display()))?;
-        let mut manifest: Manifest = toml::from_str(&text)
+        Self::parse(&text, path)
+    }
+
+    /// Parses and validates the text of the manifest at `path` (named in
+    /// errors; relative grant directories are taken from beside it).
+    pub fn parse(text: &str, path: &Path) -> Result<Manifest> {
+        let mut manifest: Manifest = toml::from_str(text)
             .map_err(|e| anyhow::anyhow!("invalid manifest {}: {}", path.display(), e.to_string().trim_end()))?;
         manifest.validate(path)?;
         let base = path.parent().unwrap_or(Path::new("."));
@@ -306,5 +324,30 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("timeout_secs"), "{err}");
+    }
+
+    /// Regression (manifest_toml fuzz target): a timeout too long for a
+    /// `Duration` panicked, and one too long for the clock a deadline is added
+    /// to was accepted and panicked on every call; an output limit beyond the
+    /// address space wrapped around.
+    #[test]
+    fn limits_beyond_what_the_host_can_count_are_refused() {
+        for (text, key) in [
+            ("timeout_secs = 1e30", "timeout_secs"),
+            ("timeout_secs = 1e15", "timeout_secs"),
+            ("max_output_kib = 18014398509481984", "max_output_kib"),
+        ] {
+            let err = parse(&format!("[limits]\n{text}\n"))
+                .unwrap()
+                .plugin_limits(&Limits::default())
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(key) && err.contains("at most"), "{text}: {err}");
+        }
+        let year = parse("[limits]\ntimeout_secs = 31536000\n")
+            .unwrap()
+            .plugin_limits(&Limits::default())
+            .unwrap();
+        assert_eq!(year.deadline, Duration::from_secs(MAX_DURATION_SECS));
     }
 }

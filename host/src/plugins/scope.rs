@@ -104,7 +104,7 @@ impl CallScope {
         }
         *last = Some(progress);
         let mut params = json!({ "progressToken": token, "progress": progress });
-        if let Some(total) = total {
+        if let Some(total) = total.filter(|t| t.is_finite()) {
             params["total"] = json!(total);
         }
         if let Some(message) = message {
@@ -158,4 +158,46 @@ impl ClientLink for NoClient {
     }
 
     fn resource_updated(&self, _uri: &str) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::*;
+
+    /// A client that keeps the notifications a call sends it.
+    #[derive(Default)]
+    struct Notifications(Mutex<Vec<Value>>);
+
+    impl ClientLink for Notifications {
+        fn notify(&self, _: &str, params: Value) {
+            self.0.lock().unwrap().push(params);
+        }
+        fn log(&self, _: LogLevel, _: &str, _: Value) {}
+        fn request(&self, _: &'static str, _: Value) -> BoxFuture<'_, Result<Value, ClientRequestError>> {
+            Box::pin(async { Err(ClientRequestError::TimedOut) })
+        }
+        fn resource_updated(&self, _: &str) {}
+    }
+
+    /// Regression (plugin_output fuzz target): a NaN total went out as `"total": null`.
+    #[test]
+    fn progress_leaves_out_a_total_without_a_json_form() {
+        let client = Arc::new(Notifications::default());
+        let scope = CallScope::new(client.clone(), Some(json!("p")), CancellationToken::new());
+        scope.progress(1.0, Some(f64::NAN), None);
+        scope.progress(2.0, Some(f64::INFINITY), None);
+        scope.progress(3.0, Some(4.0), None);
+        assert_eq!(
+            *client.0.lock().unwrap(),
+            [
+                json!({ "progressToken": "p", "progress": 1.0 }),
+                json!({ "progressToken": "p", "progress": 2.0 }),
+                json!({ "progressToken": "p", "progress": 3.0, "total": 4.0 }),
+            ]
+        );
+    }
 }

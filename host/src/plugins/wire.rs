@@ -37,6 +37,10 @@ impl Obj {
         }
         self
     }
+    /// A number the plugin gave; NaN and infinities have no JSON form and are left out.
+    fn num(self, key: &str, value: Option<f64>) -> Self {
+        self.opt(key, value.filter(|v| v.is_finite()))
+    }
     fn list(mut self, key: &str, values: Vec<Value>) -> Self {
         if !values.is_empty() {
             self.0.insert(key.into(), Value::Array(values));
@@ -73,7 +77,7 @@ fn annotations(a: Annotations) -> Value {
             a.audience
                 .map(|roles| roles.into_iter().map(|r| json!(role(r))).collect::<Vec<_>>()),
         )
-        .opt("priority", a.priority)
+        .num("priority", a.priority)
         .opt("lastModified", a.last_modified)
         .done()
 }
@@ -409,9 +413,9 @@ pub fn sampling_request(r: super::bindings::host::SamplingRequest) -> Result<Val
                 "hints",
                 p.hints.into_iter().map(|name| json!({ "name": name })).collect(),
             )
-            .opt("costPriority", p.cost_priority)
-            .opt("speedPriority", p.speed_priority)
-            .opt("intelligencePriority", p.intelligence_priority)
+            .num("costPriority", p.cost_priority)
+            .num("speedPriority", p.speed_priority)
+            .num("intelligencePriority", p.intelligence_priority)
             .done()
     });
     let include_context = r.include_context.map(|c| match c {
@@ -440,7 +444,7 @@ pub fn sampling_request(r: super::bindings::host::SamplingRequest) -> Result<Val
         .opt("modelPreferences", preferences)
         .opt("systemPrompt", r.system_prompt)
         .opt("includeContext", include_context)
-        .opt("temperature", r.temperature)
+        .num("temperature", r.temperature)
         .set("maxTokens", r.max_tokens)
         .list(
             "stopSequences",
@@ -450,4 +454,44 @@ pub fn sampling_request(r: super::bindings::host::SamplingRequest) -> Result<Val
         .opt("tools", tools)
         .opt("toolChoice", tool_choice)
         .done())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression (plugin_output fuzz target): a NaN or infinite number from a
+    /// plugin was rendered as `null`, which the MCP schema does not allow.
+    #[test]
+    fn numbers_without_a_json_form_are_left_out() {
+        let block = ContentBlock::Text(TextContent {
+            text: "t".into(),
+            annotations: Some(Annotations {
+                audience: None,
+                priority: Some(f64::NAN),
+                last_modified: None,
+            }),
+            meta: None,
+        });
+        assert_eq!(
+            content_block(block).unwrap(),
+            json!({ "type": "text", "text": "t", "annotations": {} })
+        );
+        let request = super::super::bindings::host::SamplingRequest {
+            messages: Vec::new(),
+            model_preferences: None,
+            system_prompt: None,
+            include_context: None,
+            temperature: Some(f64::INFINITY),
+            max_tokens: 1,
+            stop_sequences: Vec::new(),
+            metadata: None,
+            tools: None,
+            tool_choice: None,
+        };
+        assert_eq!(
+            sampling_request(request).unwrap(),
+            json!({ "messages": [], "maxTokens": 1 })
+        );
+    }
 }

@@ -123,6 +123,21 @@ pub struct Unparseable {
 }
 
 impl Incoming {
+    /// Parses one framed message as it arrived, in bytes: a message that is
+    /// not UTF-8 is a parse error like any other malformed one.
+    pub fn parse_bytes(bytes: &[u8]) -> Result<Self, Box<Unparseable>> {
+        let text = std::str::from_utf8(bytes).map_err(|e| {
+            Box::new(Unparseable {
+                id: None,
+                error: RpcError::new(
+                    PARSE_ERROR,
+                    format!("Parse error: the message is not UTF-8 ({e}). Send JSON-RPC 2.0 messages in UTF-8."),
+                ),
+            })
+        })?;
+        Self::parse(text)
+    }
+
     /// Parses one framed message (a line on stdio, a body over HTTP).
     pub fn parse(text: &str) -> Result<Self, Box<Unparseable>> {
         let value: Value = serde_json::from_str(text).map_err(|e| {

@@ -35,3 +35,34 @@ pub enum LogLevel {
     Alert,
     Emergency,
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        /// Whatever version a client asks for, the answer is one this server speaks:
+        /// the client's own when supported, else the latest.
+        #[test]
+        fn negotiation_answers_a_supported_version(requested in prop_oneof![
+            proptest::sample::select(SUPPORTED_PROTOCOL_VERSIONS.to_vec()).prop_map(str::to_owned),
+            "20[0-9]{2}-[0-9]{2}-[0-9]{2}",
+            any::<String>(),
+        ]) {
+            let answer = negotiate_version(Some(&requested));
+            prop_assert!(SUPPORTED_PROTOCOL_VERSIONS.contains(&answer));
+            if SUPPORTED_PROTOCOL_VERSIONS.contains(&requested.as_str()) {
+                prop_assert_eq!(answer, requested.as_str());
+            } else {
+                prop_assert_eq!(answer, LATEST_PROTOCOL_VERSION);
+            }
+        }
+    }
+
+    #[test]
+    fn no_version_asked_is_the_latest() {
+        assert_eq!(negotiate_version(None), LATEST_PROTOCOL_VERSION);
+    }
+}

@@ -101,10 +101,11 @@ impl Session {
         session
     }
 
-    /// Handles one message from the client. Requests that reach plugins run
-    /// concurrently; their answers are sent when they finish.
-    pub fn handle(self: &Arc<Self>, text: &str) {
-        match Incoming::parse(text) {
+    /// Handles one message from the client, as framed by its transport (text or
+    /// raw bytes). Requests that reach plugins run concurrently; their answers
+    /// are sent when they finish.
+    pub fn handle(self: &Arc<Self>, message: impl AsRef<[u8]>) {
+        match Incoming::parse_bytes(message.as_ref()) {
             Ok(message) => self.handle_message(message),
             Err(bad) => self.send(jsonrpc::error_response(bad.id.as_ref(), &bad.error), None),
         }
@@ -216,6 +217,45 @@ impl Session {
             }
             self.task_store.cancel_all();
             self.running.wait().await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+    use crate::protocol::SUPPORTED_PROTOCOL_VERSIONS;
+
+    proptest! {
+        /// initialize with any protocolVersion, over a real session: a supported one
+        /// is echoed, any other string gets the latest, anything else is refused
+        /// with invalid params; the session answers once either way.
+        #[test]
+        fn initialize_negotiates_any_requested_version(requested in prop_oneof![
+            proptest::sample::select(SUPPORTED_PROTOCOL_VERSIONS.to_vec()).prop_map(|v| json!(v)),
+            any::<String>().prop_map(|v| json!(v)),
+            any::<i64>().prop_map(|v| json!(v)),
+            Just(Value::Null),
+        ]) {
+            let (outbox, mut sent) = mpsc::unbounded_channel();
+            let session = Session::new(Server::new(ServerConfig::default()), outbox);
+            let request = json!({
+                "jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": { "protocolVersion": requested, "capabilities": {}, "clientInfo": { "name": "t", "version": "0" } },
+            });
+            session.handle(request.to_string());
+            let answer = sent.try_recv().unwrap().message;
+            prop_assert!(sent.try_recv().is_err(), "one answer");
+            match requested.as_str() {
+                Some(v) if SUPPORTED_PROTOCOL_VERSIONS.contains(&v) => {
+                    prop_assert_eq!(&answer["result"]["protocolVersion"], &json!(v));
+                }
+                Some(_) => prop_assert_eq!(&answer["result"]["protocolVersion"], &json!(crate::protocol::LATEST_PROTOCOL_VERSION)),
+                None => prop_assert_eq!(&answer["error"]["code"], &json!(crate::protocol::jsonrpc::INVALID_PARAMS)),
+            }
         }
     }
 }

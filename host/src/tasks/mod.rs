@@ -123,10 +123,11 @@ impl Task {
         self.state.lock().unwrap().status
     }
 
-    /// Moves to `status` unless the task already ended; returns whether it moved.
+    /// Moves to `status` (working or input_required) unless the task already
+    /// ended; returns whether it moved. Only [`Task::finish`] ends a task.
     pub fn set_status(&self, status: Status, message: Option<String>) -> bool {
         let mut state = self.state.lock().unwrap();
-        if state.status.is_terminal() || (state.status == status && state.message == message) {
+        if status.is_terminal() || state.status.is_terminal() || (state.status == status && state.message == message) {
             return false;
         }
         state.status = status;
@@ -317,6 +318,105 @@ mod tests {
             "and ends the task before the call can"
         );
         assert!(store.list().is_empty());
+    }
+
+    mod properties {
+        use futures_util::FutureExt as _;
+        use proptest::prelude::*;
+
+        use super::*;
+
+        const STATUSES: [Status; 5] = [
+            Status::Working,
+            Status::InputRequired,
+            Status::Completed,
+            Status::Failed,
+            Status::Cancelled,
+        ];
+
+        /// What can happen to a task: its call reports progress, or ends.
+        #[derive(Debug, Clone)]
+        enum Op {
+            SetStatus(usize, Option<String>),
+            Finish(usize, bool),
+        }
+
+        fn op() -> impl Strategy<Value = Op> {
+            prop_oneof![
+                (0..STATUSES.len(), proptest::option::of("[a-z]{0,3}")).prop_map(|(s, m)| Op::SetStatus(s, m)),
+                (0..STATUSES.len(), any::<bool>()).prop_map(|(s, ok)| Op::Finish(s, ok)),
+            ]
+        }
+
+        /// The outcome a finish records: a result naming the task's own request, or an error.
+        fn outcome_for(request: usize, ok: bool) -> Option<Result<Value, RpcError>> {
+            Some(match ok {
+                true => Ok(json!({ "content": [], "request": request })),
+                false => Err(RpcError::internal(format!("request {request} failed"))),
+            })
+        }
+
+        proptest! {
+            /// Whatever happens, in any order across several tasks: a task moves only between
+            /// working and input_required until it ends, it ends once, and an ended task keeps
+            /// its status and gives the result of its own request (none while it runs).
+            #[test]
+            fn tasks_follow_the_state_machine(script in proptest::collection::vec((0..4usize, op()), 0..40)) {
+                let store = TaskStore::new(TaskSettings::default());
+                let tasks: Vec<_> = (0..4).map(|_| store.create(None).unwrap()).collect();
+                let mut ended: Vec<Option<(Status, bool)>> = vec![None; tasks.len()];
+                for (which, op) in script {
+                    let task = &tasks[which];
+                    let before = task.status();
+                    match op {
+                        Op::SetStatus(s, message) => {
+                            let status = STATUSES[s];
+                            let moved = task.set_status(status, message);
+                            prop_assert!(!moved || (!before.is_terminal() && !status.is_terminal()));
+                            prop_assert_eq!(task.status(), if moved { status } else { before });
+                        }
+                        Op::Finish(s, ok) => {
+                            let status = STATUSES[s];
+                            let ends = status.is_terminal() && ended[which].is_none();
+                            let outcome = if status == Status::Cancelled { None } else { outcome_for(which, ok) };
+                            if !status.is_terminal() {
+                                continue; // finishing means ending: only terminal statuses are passed
+                            }
+                            prop_assert_eq!(task.finish(status, None, outcome), ends);
+                            if ends {
+                                ended[which] = Some((status, ok));
+                            }
+                        }
+                    }
+                    if let Some((status, _)) = ended[which] {
+                        prop_assert_eq!(task.status(), status, "terminal is final");
+                    }
+                }
+                for (which, task) in tasks.iter().enumerate() {
+                    let outcome = task.outcome().now_or_never();
+                    match ended[which] {
+                        None => {
+                            prop_assert!(!task.status().is_terminal());
+                            prop_assert!(outcome.is_none(), "a running task has no result yet");
+                        }
+                        Some((Status::Cancelled, _)) => {
+                            let error = outcome.unwrap().unwrap_err();
+                            prop_assert!(error.message.contains("cancelled"));
+                        }
+                        Some((_, true)) => {
+                            let result = outcome.unwrap().unwrap();
+                            prop_assert_eq!(&result["request"], &json!(which), "the result of its own request");
+                            prop_assert_eq!(&result["_meta"][RELATED_TASK]["taskId"], &json!(task.id));
+                        }
+                        Some((_, false)) => {
+                            let error = outcome.unwrap().unwrap_err();
+                            prop_assert_eq!(error.message, format!("request {which} failed"));
+                        }
+                    }
+                    prop_assert_eq!(store.get(&task.id).unwrap().id.clone(), task.id.clone());
+                }
+            }
+        }
     }
 
     #[test]

@@ -30,9 +30,16 @@ pub async fn serve(server: Arc<Server>) -> Result<()> {
         }
     });
 
-    let mut lines = BufReader::new(tokio::io::stdin()).lines();
-    while let Some(line) = lines.next_line().await? {
-        if !line.trim().is_empty() {
+    // Lines are read as bytes: one that is not UTF-8 is answered with a parse
+    // error, like any other malformed message, and the session goes on.
+    let mut stdin = BufReader::new(tokio::io::stdin());
+    let mut line = Vec::with_capacity(4096);
+    loop {
+        line.clear();
+        if stdin.read_until(b'\n', &mut line).await? == 0 {
+            break;
+        }
+        if !line.trim_ascii().is_empty() {
             session.handle(&line);
         }
     }

@@ -1,0 +1,62 @@
+//! The operator's TOML: a plugin manifest (`NAME.toml`) and the host's config
+//! file. Either it is refused with an error naming the file, or every limit it
+//! sets is usable: a deadline or a ttl the host accepts never overflows the
+//! clock it is added to.
+#![no_main]
+
+use std::path::Path;
+use std::time::Instant;
+
+use libfuzzer_sys::fuzz_target;
+use wasm_mcp::config::{ConfigFile, Settings};
+use wasm_mcp::manifest::Manifest;
+use wasm_mcp::plugins::Limits;
+use wasm_mcp::sandbox::Grants;
+
+fn usable(limits: &Limits) {
+    assert!(limits.fuel > 0 && limits.memory_bytes > 0 && limits.max_output_bytes > 0);
+    assert!(!limits.deadline.is_zero());
+    assert!(
+        Instant::now().checked_add(limits.deadline * 2).is_some(),
+        "deadline {:?} overflows",
+        limits.deadline
+    );
+}
+
+fuzz_target!(|text: &str| {
+    let path = Path::new("/nonexistent/fuzz.toml");
+    match Manifest::parse(text, path) {
+        Ok(manifest) => {
+            if let Ok(limits) = manifest.plugin_limits(&Limits::default()) {
+                usable(&limits);
+                for tool in manifest.tools.keys() {
+                    if let Ok(limits) = manifest.tool_limits(tool, &limits) {
+                        usable(&limits);
+                    }
+                }
+            }
+            if let Ok(grants) = Grants::from_manifest("fuzz", &manifest) {
+                let network = grants.network();
+                for rule in network.rules() {
+                    let _ = network.grants_name(&format!("{rule:?}"), 443);
+                }
+                let _ = network.may_resolve("example.com");
+            }
+        }
+        Err(error) => assert!(format!("{error:#}").contains("fuzz.toml"), "{error:#}"),
+    }
+    if let Ok(file) = toml::from_str::<ConfigFile>(text)
+        && let Ok(settings) = Settings::resolve(&file, &ConfigFile::default())
+    {
+        usable(&settings.limits);
+        let now = Instant::now();
+        assert!(now.checked_add(settings.server.client_request_timeout).is_some());
+        assert!(now.checked_add(settings.server.tasks.max_ttl).is_some());
+        assert!(
+            settings
+                .server
+                .ping_interval
+                .is_none_or(|i| now.checked_add(i).is_some())
+        );
+    }
+});

@@ -91,6 +91,21 @@ struct ServeArgs {
     /// Do not watch the plugins directory (for fixed deployments).
     #[arg(long)]
     no_watch: bool,
+    /// Largest client message in bytes: a stdio line or an HTTP request body [default: 4194304].
+    #[arg(long, value_name = "BYTES", alias = "max-body-bytes")]
+    max_message_bytes: Option<usize>,
+    /// Requests one session may have in flight at once; more are refused [default: 256].
+    #[arg(long)]
+    max_pending_requests: Option<usize>,
+    /// Tasks one session may hold at once, finished ones included until they expire [default: 1000].
+    #[arg(long)]
+    max_tasks: Option<usize>,
+    /// Log messages one plugin may send a session per second; the excess is dropped and counted [default: 100].
+    #[arg(long, value_name = "PER_SEC")]
+    max_log_rate: Option<u32>,
+    /// Seconds running calls get to finish when the server shuts down; then they are stopped [default: 10].
+    #[arg(long, value_name = "SECS")]
+    shutdown_grace: Option<f64>,
 }
 
 impl ServeArgs {
@@ -111,6 +126,11 @@ impl ServeArgs {
                 max_task_ttl_secs: self.max_task_ttl,
                 ping_interval_secs: self.ping_interval,
                 cache_dir: self.cache_dir.clone(),
+                max_message_bytes: self.max_message_bytes,
+                max_pending_requests: self.max_pending_requests,
+                max_tasks: self.max_tasks,
+                max_log_rate: self.max_log_rate,
+                shutdown_grace_secs: self.shutdown_grace,
             },
         }
     }
@@ -124,10 +144,14 @@ fn main() -> Result<()> {
         .init();
     let cli = Cli::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    match cli.command {
+    let result = match cli.command {
         Command::Serve(args) => runtime.block_on(serve(args)),
         Command::Check(args) => runtime.block_on(check(args)),
-    }
+    };
+    // A read of stdin may still be blocked in a worker thread (after a
+    // signal): do not wait for it.
+    runtime.shutdown_background();
+    result
 }
 
 /// `check`: the report on stdout; exits 1 with the reason on stderr when the plugin does not load.

@@ -5,7 +5,7 @@ PLUGINS_DIR ?= plugins/dist
 WASM_TARGET := wasm32-wasip2
 BIN := target/release/wasm-mcp
 
-.PHONY: build plugins run test test-rust test-node bench lint wasm-target node-deps
+.PHONY: build plugins run test test-rust test-node bench soak lint wasm-target node-deps
 
 ## build: the host binary at target/release/wasm-mcp
 build:
@@ -38,6 +38,11 @@ test: build plugins node-deps
 ## bench: the benchmarks
 bench: build plugins
 	$(CARGO) bench -p wasm-mcp-tests
+
+## soak: many stdio and HTTP clients against real servers for SOAK_SECONDS (default 600) while
+## plugins change; checks every response, every task, and flat memory and descriptors (not in `make test`)
+soak: build plugins
+	$(CARGO) run --release -p wasm-mcp-tests --bin soak
 
 ## lint: formatting and clippy for the host, the tests, the SDK and every plugin
 lint: wasm-target

@@ -252,3 +252,31 @@ fn output_over_the_limit_is_refused_naming_how_to_raise_it_for_calls_and_tasks()
     tool_ok(&fits);
     server.shutdown();
 }
+
+#[test]
+fn a_bound_of_zero_or_a_negative_grace_stops_the_start_naming_the_setting() {
+    let dir = PluginDir::with(&["spinner"]);
+    let cases = [
+        ("--max-message-bytes", "0", "max_message_bytes"),
+        ("--max-pending-requests", "0", "max_pending_requests"),
+        ("--max-tasks", "0", "max_tasks"),
+        ("--max-log-rate", "0", "max_log_rate"),
+        ("--shutdown-grace", "-1", "shutdown grace"),
+    ];
+    for (flag, value, named) in cases {
+        let output = std::process::Command::new(wasm_mcp_tests::binary())
+            .args(["serve", "--plugins"])
+            .arg(dir.path())
+            .arg(format!("{flag}={value}"))
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run wasm-mcp");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{flag} {value} must stop the start");
+        assert!(
+            stderr.contains(named),
+            "{flag} {value}: the error names {named:?}: {stderr}"
+        );
+        assert!(output.stdout.is_empty(), "nothing on stdout: {:?}", output.stdout);
+    }
+}

@@ -720,8 +720,14 @@ fn main() {
     let progress = {
         let (stop, tally) = (stop.clone(), tally.clone());
         thread::spawn(move || {
+            let every = Duration::from_secs(30).min(duration / 4);
+            let mut next = Instant::now() + every;
             while !stop.load(Ordering::Relaxed) {
-                thread::sleep(Duration::from_secs(30).min(duration / 4));
+                thread::sleep(Duration::from_millis(200));
+                if Instant::now() < next {
+                    continue;
+                }
+                next += every;
                 println!(
                     "soak: {:>4} s: {} requests, {} responses, {} tasks, {} plugin changes, {} violations",
                     started.elapsed().as_secs(),

@@ -46,6 +46,8 @@ pub struct ServerSettings {
     pub max_log_rate: Option<u32>,
     /// Seconds running calls get to finish when the server shuts down.
     pub shutdown_grace_secs: Option<f64>,
+    /// Resource subscriptions one session may hold.
+    pub max_subscriptions: Option<usize>,
 }
 
 fn task_settings(max_ttl_secs: Option<u64>, max_tasks: Option<usize>) -> Result<TaskSettings> {
@@ -163,6 +165,11 @@ impl Settings {
                     flags.server.max_pending_requests.or(file.server.max_pending_requests),
                     defaults_server.max_pending_requests,
                     "max_pending_requests",
+                )?,
+                max_subscriptions: at_least_one(
+                    flags.server.max_subscriptions.or(file.server.max_subscriptions),
+                    defaults_server.max_subscriptions,
+                    "max_subscriptions",
                 )?,
                 max_log_rate: at_least_one(
                     flags.server.max_log_rate.or(file.server.max_log_rate),

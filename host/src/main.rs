@@ -106,6 +106,9 @@ struct ServeArgs {
     /// Seconds running calls get to finish when the server shuts down; then they are stopped [default: 10].
     #[arg(long, value_name = "SECS")]
     shutdown_grace: Option<f64>,
+    /// Resource subscriptions one session may hold; more are refused [default: 1000].
+    #[arg(long)]
+    max_subscriptions: Option<usize>,
 }
 
 impl ServeArgs {
@@ -131,6 +134,7 @@ impl ServeArgs {
                 max_tasks: self.max_tasks,
                 max_log_rate: self.max_log_rate,
                 shutdown_grace_secs: self.shutdown_grace,
+                max_subscriptions: self.max_subscriptions,
             },
         }
     }

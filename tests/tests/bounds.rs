@@ -1,8 +1,9 @@
 //! Every input the host takes is bounded, and hitting a bound is a clear
 //! error that names the limit and how to raise it, after which the server
 //! goes on serving: message size (a stdio line, an HTTP body), requests in
-//! flight per session, tasks per session, the log rate of a plugin, and the
-//! size of a call's output. Limits come from flags and from the config file.
+//! flight per session, tasks and resource subscriptions per session, the log
+//! rate of a plugin, and the size of a call's output. Limits come from flags
+//! and from the config file.
 //!
 //! Behavioural only: waits are bounded by the harness timeout.
 
@@ -161,6 +162,36 @@ fn tasks_over_the_per_session_limit_are_refused_and_plain_calls_go_on() {
     server.shutdown();
 }
 
+#[test]
+fn subscriptions_over_the_per_session_limit_are_refused_until_one_is_dropped() {
+    let mut server = start(spinner_dir(), &["--max-subscriptions", "2"], json!({}));
+    let subscribe = |server: &mut StdioServer, uri: &str| server.request("resources/subscribe", json!({"uri": uri}));
+    assert!(!subscribe(&mut server, "spinner://misbehave/a").is_error());
+    assert!(!subscribe(&mut server, "spinner://misbehave/b").is_error());
+    assert!(
+        !subscribe(&mut server, "spinner://misbehave/a").is_error(),
+        "a held URI again is fine"
+    );
+    let refused = subscribe(&mut server, "spinner://misbehave/c").expect_error_code(SERVER_ERROR);
+    assert_names(
+        &refused.message,
+        &[
+            "Too many subscriptions",
+            "2",
+            "--max-subscriptions",
+            "max_subscriptions",
+        ],
+    );
+    assert!(
+        !server
+            .request("resources/unsubscribe", json!({"uri": "spinner://misbehave/a"}))
+            .is_error()
+    );
+    assert!(!subscribe(&mut server, "spinner://misbehave/c").is_error());
+    still_serves(&mut server);
+    server.shutdown();
+}
+
 /// Reads log messages of `plugin` until those forwarded plus those the
 /// drop summaries count reach `expected`; returns (forwarded, summaries).
 fn read_logs_until_accounted(server: &mut StdioServer, plugin: &str, expected: u64) -> (Vec<String>, Vec<String>) {
@@ -261,6 +292,7 @@ fn a_bound_of_zero_or_a_negative_grace_stops_the_start_naming_the_setting() {
         ("--max-pending-requests", "0", "max_pending_requests"),
         ("--max-tasks", "0", "max_tasks"),
         ("--max-log-rate", "0", "max_log_rate"),
+        ("--max-subscriptions", "0", "max_subscriptions"),
         ("--shutdown-grace", "-1", "shutdown grace"),
     ];
     for (flag, value, named) in cases {

@@ -39,6 +39,8 @@ pub struct ServerConfig {
     pub max_pending_requests: usize,
     /// Log messages one plugin may send one session per second; the excess is dropped and counted.
     pub max_log_rate: u32,
+    /// Resource subscriptions one session may hold; more are refused.
+    pub max_subscriptions: usize,
     /// How long running calls may take to finish when the server shuts down.
     pub shutdown_grace: Duration,
 }
@@ -54,6 +56,7 @@ impl Default for ServerConfig {
             max_message_bytes: 4 << 20,
             max_pending_requests: 256,
             max_log_rate: 100,
+            max_subscriptions: 1000,
             shutdown_grace: Duration::from_secs(10),
         }
     }

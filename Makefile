@@ -16,7 +16,7 @@ FUZZ_FLAGS := --sanitizer none --codegen-units 16
 FUZZ_SECONDS ?= 300
 FUZZ_CI_SECONDS ?= 20
 
-.PHONY: build plugins rust-plugins run test test-rust test-node bench lint wasm-target node-deps fuzz fuzz-ci fuzz-build
+.PHONY: build plugins rust-plugins run test test-rust test-node bench soak lint wasm-target node-deps fuzz fuzz-ci fuzz-build
 
 ## build: the host binary at target/release/wasm-mcp
 build:
@@ -89,6 +89,11 @@ test: build plugins node-deps
 ## bench: the benchmarks
 bench: build plugins
 	$(CARGO) bench -p wasm-mcp-tests
+
+## soak: many stdio and HTTP clients against real servers for SOAK_SECONDS (default 600) while
+## plugins change; checks every response, every task, and flat memory and descriptors (not in `make test`)
+soak: build plugins
+	$(CARGO) run --release -p wasm-mcp-tests --bin soak
 
 ## lint: formatting and clippy for the host, the tests, the SDK and every plugin; the SDK's docs
 lint: wasm-target

@@ -36,11 +36,26 @@ pub struct ServerSettings {
     /// How often to ping the client to check it still answers.
     pub ping_interval_secs: Option<f64>,
     pub cache_dir: Option<PathBuf>,
+    /// Largest client message: a stdio line or an HTTP request body, in bytes.
+    pub max_message_bytes: Option<usize>,
+    /// Requests one session may have in flight at once.
+    pub max_pending_requests: Option<usize>,
+    /// Tasks one session may hold at once (finished ones count until purged).
+    pub max_tasks: Option<usize>,
+    /// Log messages one plugin may send one session per second; the excess is dropped and counted.
+    pub max_log_rate: Option<u32>,
+    /// Seconds running calls get to finish when the server shuts down.
+    pub shutdown_grace_secs: Option<f64>,
+    /// Resource subscriptions one session may hold.
+    pub max_subscriptions: Option<usize>,
 }
 
-fn task_settings(max_ttl_secs: Option<u64>) -> Result<TaskSettings> {
+fn task_settings(max_ttl_secs: Option<u64>, max_tasks: Option<usize>) -> Result<TaskSettings> {
     let defaults = TaskSettings::default();
-    let Some(secs) = max_ttl_secs else { return Ok(defaults) };
+    let max_tasks = at_least_one(max_tasks, defaults.max_tasks, "max_tasks")?;
+    let Some(secs) = max_ttl_secs else {
+        return Ok(TaskSettings { max_tasks, ..defaults });
+    };
     if secs == 0 || secs > MAX_DURATION_SECS {
         bail!("max task ttl must be at least 1 second and at most {MAX_DURATION_SECS}");
     }
@@ -48,8 +63,26 @@ fn task_settings(max_ttl_secs: Option<u64>) -> Result<TaskSettings> {
     Ok(TaskSettings {
         max_ttl,
         default_ttl: defaults.default_ttl.min(max_ttl),
+        max_tasks,
         ..defaults
     })
+}
+
+/// `value` (or `default` when unset), refusing 0.
+fn at_least_one<T: Copy + PartialEq + Default>(value: Option<T>, default: T, what: &str) -> Result<T> {
+    let value = value.unwrap_or(default);
+    if value == T::default() {
+        bail!("{what} must be at least 1");
+    }
+    Ok(value)
+}
+
+/// A non-negative number of seconds, at most [`MAX_DURATION_SECS`], or an error naming `what`.
+fn non_negative_secs(secs: f64, what: &str) -> Result<Duration> {
+    if !(secs.is_finite() && secs >= 0.0 && secs <= MAX_DURATION_SECS as f64) {
+        bail!("{what} must be a non-negative number of seconds, at most {MAX_DURATION_SECS}");
+    }
+    Ok(Duration::from_secs_f64(secs))
 }
 
 impl ConfigFile {
@@ -93,11 +126,12 @@ impl Settings {
         let client_timeout = seconds(client_timeout).ok_or_else(|| {
             anyhow::anyhow!("client timeout must be a positive number of seconds, at most {MAX_DURATION_SECS}")
         })?;
+        let defaults_server = ServerConfig::default();
         let page_size = flags
             .server
             .page_size
             .or(file.server.page_size)
-            .unwrap_or(ServerConfig::default().page_size);
+            .unwrap_or(defaults_server.page_size);
         if page_size == 0 {
             bail!("page size must be at least 1");
         }
@@ -118,7 +152,34 @@ impl Settings {
             server: ServerConfig {
                 page_size,
                 client_request_timeout: client_timeout,
-                tasks: task_settings(flags.server.max_task_ttl_secs.or(file.server.max_task_ttl_secs))?,
+                tasks: task_settings(
+                    flags.server.max_task_ttl_secs.or(file.server.max_task_ttl_secs),
+                    flags.server.max_tasks.or(file.server.max_tasks),
+                )?,
+                max_message_bytes: at_least_one(
+                    flags.server.max_message_bytes.or(file.server.max_message_bytes),
+                    defaults_server.max_message_bytes,
+                    "max_message_bytes",
+                )?,
+                max_pending_requests: at_least_one(
+                    flags.server.max_pending_requests.or(file.server.max_pending_requests),
+                    defaults_server.max_pending_requests,
+                    "max_pending_requests",
+                )?,
+                max_subscriptions: at_least_one(
+                    flags.server.max_subscriptions.or(file.server.max_subscriptions),
+                    defaults_server.max_subscriptions,
+                    "max_subscriptions",
+                )?,
+                max_log_rate: at_least_one(
+                    flags.server.max_log_rate.or(file.server.max_log_rate),
+                    defaults_server.max_log_rate,
+                    "max_log_rate",
+                )?,
+                shutdown_grace: match flags.server.shutdown_grace_secs.or(file.server.shutdown_grace_secs) {
+                    Some(secs) => non_negative_secs(secs, "shutdown grace")?,
+                    None => defaults_server.shutdown_grace,
+                },
                 ping_interval: flags
                     .server
                     .ping_interval_secs
@@ -131,7 +192,7 @@ impl Settings {
                         })
                     })
                     .transpose()?,
-                ..ServerConfig::default()
+                ..defaults_server
             },
             cache_dir: flags.server.cache_dir.clone().or_else(|| file.server.cache_dir.clone()),
         })

@@ -24,9 +24,6 @@ pub struct HttpArgs {
     /// Require `Authorization: Bearer TOKEN`, TOKEN being a line of this file (each line is its own credential); or set WASM_MCP_AUTH_TOKEN.
     #[arg(long, value_name = "PATH", requires = "http")]
     auth_token_file: Option<PathBuf>,
-    /// Largest request body accepted (bigger ones get 413).
-    #[arg(long, value_name = "BYTES", default_value_t = 4 << 20, requires = "http")]
-    max_body_bytes: usize,
     /// Seconds after which a session with no open stream and no request ends.
     #[arg(long, value_name = "SECS", default_value_t = 1800.0, requires = "http")]
     session_idle_timeout: f64,
@@ -109,7 +106,6 @@ impl HttpArgs {
             addr: parse_addr(addr)?,
             allowed_origins: self.allow_origin.clone(),
             auth_tokens: load_tokens(self.auth_token_file.as_ref())?,
-            max_body_bytes: self.max_body_bytes,
             session_idle_timeout: Duration::from_secs_f64(self.session_idle_timeout),
             max_sessions: self.max_sessions,
             sse_poll_after: self.sse_poll_after.map(Duration::from_millis),

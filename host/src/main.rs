@@ -95,6 +95,24 @@ struct ServeArgs {
     /// Do not watch the plugins directory (for fixed deployments).
     #[arg(long)]
     no_watch: bool,
+    /// Largest client message in bytes: a stdio line or an HTTP request body [default: 4194304].
+    #[arg(long, value_name = "BYTES", alias = "max-body-bytes")]
+    max_message_bytes: Option<usize>,
+    /// Requests one session may have in flight at once; more are refused [default: 256].
+    #[arg(long)]
+    max_pending_requests: Option<usize>,
+    /// Tasks one session may hold at once, finished ones included until they expire [default: 1000].
+    #[arg(long)]
+    max_tasks: Option<usize>,
+    /// Log messages one plugin may send a session per second; the excess is dropped and counted [default: 100].
+    #[arg(long, value_name = "PER_SEC")]
+    max_log_rate: Option<u32>,
+    /// Seconds running calls get to finish when the server shuts down; then they are stopped [default: 10].
+    #[arg(long, value_name = "SECS")]
+    shutdown_grace: Option<f64>,
+    /// Resource subscriptions one session may hold; more are refused [default: 1000].
+    #[arg(long)]
+    max_subscriptions: Option<usize>,
 }
 
 impl ServeArgs {
@@ -115,6 +133,12 @@ impl ServeArgs {
                 max_task_ttl_secs: self.max_task_ttl,
                 ping_interval_secs: self.ping_interval,
                 cache_dir: self.cache_dir.clone(),
+                max_message_bytes: self.max_message_bytes,
+                max_pending_requests: self.max_pending_requests,
+                max_tasks: self.max_tasks,
+                max_log_rate: self.max_log_rate,
+                shutdown_grace_secs: self.shutdown_grace,
+                max_subscriptions: self.max_subscriptions,
             },
         }
     }
@@ -128,12 +152,16 @@ fn main() -> Result<()> {
         .init();
     let cli = Cli::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    match cli.command {
+    let result = match cli.command {
         Command::Serve(args) => runtime.block_on(serve(args)),
         Command::Check(args) => runtime.block_on(check(args)),
         Command::Call(args) => std::process::exit(runtime.block_on(wasm_mcp::call::command(args))),
         Command::New(args) => wasm_mcp::scaffold::run(&args),
-    }
+    };
+    // A read of stdin may still be blocked in a worker thread (after a
+    // signal): do not wait for it.
+    runtime.shutdown_background();
+    result
 }
 
 /// `check`: the report on stdout; exits 1 with the reason on stderr when the plugin does not load.

@@ -1,7 +1,9 @@
-//! CPU time consumed by a process, read from `/proc/<pid>/stat`.
+//! What a process consumes, read from `/proc/<pid>`: CPU time, resident
+//! memory and open file descriptors.
 //!
 //! Used to check behaviour, not speed: a cancelled call must stop consuming
-//! CPU, which shows as the process's CPU time no longer growing.
+//! CPU, which shows as the process's CPU time no longer growing; a server
+//! under load for long must keep its memory and descriptors flat.
 
 /// User + system CPU time of the whole process (all threads), in clock ticks
 /// (`USER_HZ`, 100 per second on Linux).
@@ -53,4 +55,23 @@ impl crate::StdioServer {
             );
         }
     }
+}
+
+/// Resident memory of the process (`VmRSS` in `/proc/<pid>/status`), in KiB.
+pub fn rss_kib(pid: u32) -> u64 {
+    let path = format!("/proc/{pid}/status");
+    let status = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {path}: {e}"));
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|value| value.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("{path} has no VmRSS line"))
+}
+
+/// File descriptors the process has open (entries of `/proc/<pid>/fd`).
+pub fn open_fds(pid: u32) -> usize {
+    let path = format!("/proc/{pid}/fd");
+    std::fs::read_dir(&path)
+        .unwrap_or_else(|e| panic!("read {path}: {e}"))
+        .count()
 }

@@ -548,12 +548,28 @@ impl StdioServer {
     /// and returns the exit status. Fails if it does not exit in time.
     pub fn close_and_wait(&mut self) -> ExitStatus {
         self.close_stdin();
+        self.wait_for_exit("stdin closed")
+    }
+
+    /// Sends `signal` (a name `kill -s` takes: `TERM`, `INT`) to the server.
+    pub fn send_signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args(["-s", signal, &self.pid().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -s {signal} {} failed", self.pid());
+    }
+
+    /// Waits for the process to exit (after `cause`, for the failure
+    /// message) and for stdout to end, handling messages meanwhile; checks
+    /// everything it wrote and returns the exit status.
+    pub fn wait_for_exit(&mut self, cause: &str) -> ExitStatus {
         let deadline = Instant::now() + timeout();
         let status = loop {
             match self.child.try_wait().expect("query the child's status") {
                 Some(status) => break status,
                 None if Instant::now() >= deadline => panic!(
-                    "the server did not exit within {:?} after stdin closed; stderr:\n{}",
+                    "the server did not exit within {:?} after {cause}; stderr:\n{}",
                     timeout(),
                     self.stderr()
                 ),

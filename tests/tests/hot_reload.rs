@@ -786,6 +786,40 @@ fn a_second_start_with_an_unchanged_directory_compiles_nothing() {
 }
 
 #[test]
+fn a_kill_while_the_cache_is_written_leaves_no_entry_that_loads_and_no_leftovers() {
+    let plugins = PluginDir::with(&CACHED_PLUGINS);
+    let cache = tempfile::tempdir().expect("a cache directory");
+    let cache_dir = cache.path().join("compiled");
+    std::fs::create_dir_all(&cache_dir).expect("create the cache directory");
+    // A write abandoned by a process long gone (no process has this id).
+    let abandoned = cache_dir.join("0123-abcd.tmp4294967294-0");
+    std::fs::write(&abandoned, b"half of a compiled plugin").expect("plant an abandoned write");
+    // Killed while it compiles and writes its cold cache, wherever that is.
+    let mut killed = StdioServer::spawn(
+        plugins.path(),
+        &["--cache-dir", cache_dir.to_str().expect("a UTF-8 path")],
+    );
+    killed.wait_for_stderr("the start to begin", |s| s.contains("watching the plugins directory"));
+    killed.send_signal("KILL");
+    killed.wait_for_exit("SIGKILL");
+
+    let ((compiled, from_cache), stderr) = start_with_cache(plugins.path(), &cache_dir);
+    assert_eq!(compiled + from_cache, 3, "stderr:\n{stderr}");
+    assert!(
+        !stderr.contains("stale or corrupt"),
+        "the kill left a damaged entry behind; stderr:\n{stderr}"
+    );
+    let leftovers: Vec<PathBuf> = cache_files(&cache_dir)
+        .into_iter()
+        .filter(|f| f.extension().is_some_and(|e| e.to_string_lossy().starts_with("tmp")))
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "abandoned writes are removed at start: {leftovers:?}"
+    );
+}
+
+#[test]
 fn a_corrupt_cache_entry_is_detected_and_rebuilt_never_loaded() {
     let plugins = PluginDir::with(&CACHED_PLUGINS);
     let cache = tempfile::tempdir().expect("a cache directory");

@@ -7,6 +7,11 @@
 //! checked before it is loaded: a truncated, corrupt or misfiled entry (code
 //! compiled from another component) is detected, removed and rebuilt, never
 //! loaded blindly. The directory is private to the user (0700, files 0600).
+//!
+//! An entry is written to a temporary file named after the writing process,
+//! synced, then renamed into place, so a reader sees a whole entry or none;
+//! a process killed mid-write leaves only its temporary file, which the next
+//! start removes.
 
 use std::fs;
 use std::hash::{Hash, Hasher};
@@ -56,6 +61,9 @@ fn hex(bytes: &[u8]) -> String {
 impl CompileCache {
     /// A cache in `dir`, or none (compile every time).
     pub fn new(engine: &Engine, dir: Option<PathBuf>) -> Self {
+        if let Some(dir) = &dir {
+            remove_abandoned_writes(dir);
+        }
         let mut hasher = ShaHasher(Sha256::new());
         engine.precompile_compatibility_hash().hash(&mut hasher);
         let engine_key = hex(&hasher.0.finalize()[..8]);
@@ -125,19 +133,50 @@ fn seal(source: &[u8; DIGEST_LEN], artifact: &[u8]) -> [u8; DIGEST_LEN] {
         .into()
 }
 
+/// The extension of an entry being written: `tmp<pid>-<n>`.
+const TEMP_PREFIX: &str = "tmp";
+
+/// Removes the temporary files of writes whose process is gone (killed mid-write).
+fn remove_abandoned_writes(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+        let writer = path.extension().and_then(|ext| {
+            ext.to_str()?
+                .strip_prefix(TEMP_PREFIX)?
+                .split('-')
+                .next()?
+                .parse::<u32>()
+                .ok()
+        });
+        if let Some(pid) = writer
+            && !Path::new(&format!("/proc/{pid}")).exists()
+        {
+            tracing::info!(file = %path.display(), "removing an abandoned compiled-plugin cache write");
+            let _ = fs::remove_file(&path);
+        }
+    }
+}
+
 /// Writes `component` to `entry` atomically (temp file, then rename), readable by this user only.
 fn store(component: &Component, source: &[u8; DIGEST_LEN], entry: &Path) -> Result<()> {
+    static WRITES: AtomicU64 = AtomicU64::new(0);
     let artifact = component.serialize()?;
-    let temp = entry.with_extension(format!("tmp{}", std::process::id()));
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&temp)
-        .with_context(|| format!("cannot create {}", temp.display()))?;
-    file.write_all(&seal(source, &artifact))?;
-    file.write_all(&artifact)?;
-    file.sync_all()?;
-    fs::rename(&temp, entry).with_context(|| format!("cannot move {} into place", temp.display()))
+    let write = WRITES.fetch_add(1, Ordering::Relaxed);
+    let temp = entry.with_extension(format!("{TEMP_PREFIX}{}-{write}", std::process::id()));
+    let written = (|| {
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&temp)
+            .with_context(|| format!("cannot create {}", temp.display()))?;
+        file.write_all(&seal(source, &artifact))?;
+        file.write_all(&artifact)?;
+        file.sync_all()?;
+        fs::rename(&temp, entry).with_context(|| format!("cannot move {} into place", temp.display()))
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    written
 }

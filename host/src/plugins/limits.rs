@@ -53,7 +53,12 @@ impl fmt::Display for LimitHit {
                 write!(f, "stopped at its memory limit of {}", human_bytes(*bytes))
             }
             LimitHit::Output(bytes) => {
-                write!(f, "output exceeded the limit of {}", human_bytes(*bytes))
+                write!(
+                    f,
+                    "output exceeded the limit of {} (max_output_kib: raise it with --max-output-kib, \
+                     or under [limits] in the config file or the plugin's manifest)",
+                    human_bytes(*bytes)
+                )
             }
         }
     }

@@ -10,6 +10,8 @@ pub const METHOD_NOT_FOUND: i32 = -32601;
 pub const INVALID_PARAMS: i32 = -32602;
 pub const INTERNAL_ERROR: i32 = -32603;
 pub const RESOURCE_NOT_FOUND: i32 = -32002;
+/// JSON-RPC's implementation-defined server error: a limit was reached or the server is stopping.
+pub const SERVER_ERROR: i32 = -32000;
 
 /// A request id: a string or an integer, echoed exactly as the client sent it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -168,7 +168,7 @@ impl ClientLink for RequestLink {
     }
 
     fn log(&self, level: LogLevel, logger: &str, data: Value) {
-        self.session.log(level, logger, data, Some(self.request.clone()));
+        self.session.plugin_log(level, logger, data, Some(self.request.clone()));
     }
 
     fn request(&self, method: &'static str, params: Value) -> BoxFuture<'_, Result<Value, ClientRequestError>> {

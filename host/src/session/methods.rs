@@ -13,7 +13,7 @@ use crate::catalog::{Catalog, ToolEntry};
 use crate::plugins::bindings::tools::TaskSupport;
 use crate::plugins::bindings::{completion, types};
 use crate::plugins::{CallError, CallScope, Plugin, wire};
-use crate::protocol::jsonrpc::INVALID_REQUEST;
+use crate::protocol::jsonrpc::{INVALID_REQUEST, SERVER_ERROR};
 use crate::protocol::{LogLevel, RequestId, RpcError, negotiate_version};
 
 /// Most completion values one answer may carry.
@@ -60,10 +60,7 @@ impl Session {
             "initialize" => self.initialize(params),
             "ping" => Ok(json!({})),
             "logging/setLevel" => self.set_log_level(params),
-            "resources/subscribe" => str_param(params, "uri", method).map(|uri| {
-                self.state.lock().unwrap().subscriptions.insert(uri.to_owned());
-                json!({})
-            }),
+            "resources/subscribe" => str_param(params, "uri", method).and_then(|uri| self.subscribe(uri)),
             "resources/unsubscribe" => str_param(params, "uri", method).map(|uri| {
                 self.state.lock().unwrap().subscriptions.remove(uri);
                 json!({})
@@ -175,6 +172,24 @@ impl Session {
             .and_then(|l| serde_json::from_value(l.clone()).ok())
             .ok_or_else(|| RpcError::invalid_params("logging/setLevel needs \"level\": one of debug, info, notice, warning, error, critical, alert, emergency"))?;
         self.state.lock().unwrap().log_level = level;
+        Ok(json!({}))
+    }
+
+    /// resources/subscribe, within the session's `max_subscriptions`.
+    fn subscribe(&self, uri: &str) -> Result<Value, RpcError> {
+        let limit = self.server.config.max_subscriptions;
+        let mut state = self.state.lock().unwrap();
+        if state.subscriptions.len() >= limit && !state.subscriptions.contains(uri) {
+            return Err(RpcError::new(
+                SERVER_ERROR,
+                format!(
+                    "Too many subscriptions: this session already holds {limit} (the max_subscriptions limit); \
+                     unsubscribe from some, or raise the limit (--max-subscriptions, or max_subscriptions under \
+                     [server] in the config file)"
+                ),
+            ));
+        }
+        state.subscriptions.insert(uri.to_owned());
         Ok(json!({}))
     }
 }

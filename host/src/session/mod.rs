@@ -6,12 +6,14 @@
 //! sends to the client. Transports hand it messages and deliver what it sends.
 
 mod client;
+mod log_rate;
 mod methods;
 mod server;
 mod tasks;
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -21,10 +23,11 @@ use tokio_util::task::TaskTracker;
 
 pub use server::{Server, ServerConfig};
 
-use crate::protocol::jsonrpc::{self, INVALID_REQUEST};
+use crate::protocol::jsonrpc::{self, INVALID_REQUEST, PARSE_ERROR, SERVER_ERROR};
 use crate::protocol::{Incoming, LogLevel, RequestId, RpcError};
 use crate::tasks::TaskStore;
 use client::{ClientCapabilities, PendingClientRequests};
+use log_rate::LogRate;
 
 /// A message for the client, and the client request it belongs to (if any),
 /// so a transport can deliver it on that request's stream.
@@ -60,6 +63,22 @@ pub struct Session {
     running: TaskTracker,
     task_store: TaskStore,
     client_requests: PendingClientRequests,
+    log_rate: Arc<LogRate>,
+    /// The session is closing: new requests are refused.
+    closing: AtomicBool,
+    /// Why the requests still running after the closing grace were stopped.
+    stopped: OnceLock<String>,
+}
+
+/// The error for a client message over the `max_message_bytes` limit.
+pub fn message_too_large(limit: usize) -> RpcError {
+    RpcError::new(
+        INVALID_REQUEST,
+        format!(
+            "Invalid Request: the message is larger than the limit of {limit} bytes and was discarded; \
+             send smaller messages or raise the limit (--max-message-bytes, or max_message_bytes under [server] in the config file)"
+        ),
+    )
 }
 
 /// Pings the client every `interval` once it is initialized, for as long as
@@ -93,6 +112,9 @@ impl Session {
             running: TaskTracker::new(),
             task_store: TaskStore::new(server.config.tasks.clone()),
             client_requests: PendingClientRequests::default(),
+            log_rate: Arc::new(LogRate::new(server.config.max_log_rate)),
+            closing: AtomicBool::new(false),
+            stopped: OnceLock::new(),
         });
         server.register(&session);
         if let Some(interval) = server.config.ping_interval {
@@ -109,6 +131,12 @@ impl Session {
             Ok(message) => self.handle_message(message),
             Err(bad) => self.send(jsonrpc::error_response(bad.id.as_ref(), &bad.error), None),
         }
+    }
+
+    /// Answers a message that was discarded for being over `max_message_bytes`.
+    pub fn refuse_oversized_message(&self) {
+        let error = message_too_large(self.server.config.max_message_bytes);
+        self.send(jsonrpc::error_response(None, &error), None);
     }
 
     fn handle_message(self: &Arc<Self>, message: Incoming) {
@@ -128,12 +156,36 @@ impl Session {
             );
             return self.send(jsonrpc::error_response(Some(&id), &error), None);
         }
+        // While closing, only what helps the client collect running work is served.
+        if self.closing.load(Ordering::Relaxed) && method != "ping" && !method.starts_with("tasks/") {
+            let error = RpcError::new(
+                SERVER_ERROR,
+                format!("The server is shutting down and accepts no new requests (\"{method}\" refused)"),
+            );
+            return self.send(jsonrpc::error_response(Some(&id), &error), None);
+        }
         // Methods that only touch session state answer in order, at once.
         if let Some(outcome) = self.handle_inline(&method, &params) {
             return self.respond(&id, outcome);
         }
         let token = CancellationToken::new();
-        self.in_flight.lock().unwrap().insert(id.clone(), token.clone());
+        {
+            let mut in_flight = self.in_flight.lock().unwrap();
+            let limit = self.server.config.max_pending_requests;
+            if in_flight.len() >= limit {
+                drop(in_flight);
+                let error = RpcError::new(
+                    SERVER_ERROR,
+                    format!(
+                        "Too many requests in flight: this session already has {limit} requests running \
+                         (the max_pending_requests limit); wait for some to finish, or raise the limit \
+                         (--max-pending-requests, or max_pending_requests under [server] in the config file)"
+                    ),
+                );
+                return self.send(jsonrpc::error_response(Some(&id), &error), None);
+            }
+            in_flight.insert(id.clone(), token.clone());
+        }
         let session = self.clone();
         self.running.spawn(async move {
             let outcome = tokio::select! {
@@ -143,7 +195,16 @@ impl Session {
             session.in_flight.lock().unwrap().remove(&id);
             match outcome {
                 Some(outcome) if !token.is_cancelled() => session.respond(&id, outcome),
-                _ => tracing::debug!(%id, method, "request cancelled; no response sent"),
+                _ => match session.stopped.get() {
+                    Some(why) => session.respond(
+                        &id,
+                        Err(RpcError::new(
+                            SERVER_ERROR,
+                            format!("\"{method}\" was stopped before it finished: {why}"),
+                        )),
+                    ),
+                    None => tracing::debug!(%id, method, "request cancelled; no response sent"),
+                },
             }
         });
     }
@@ -203,19 +264,48 @@ impl Session {
         let state = self.state.lock().unwrap();
         if state.phase == Phase::Initialized && level >= state.log_level {
             drop(state);
-            let params = serde_json::json!({ "level": level, "logger": logger, "data": data });
-            self.notify("notifications/message", params, related_request);
+            self.send_log(level, logger, data, related_request);
         }
     }
 
-    /// Waits up to `grace` for requests and tasks in flight to finish, then cancels the rest.
-    pub async fn close(&self, grace: Duration) {
+    /// Sends a plugin's log message within the plugin's log rate (see [`LogRate`]).
+    pub fn plugin_log(
+        self: &Arc<Self>,
+        level: LogLevel,
+        plugin: &str,
+        data: Value,
+        related_request: Option<RequestId>,
+    ) {
+        let state = self.state.lock().unwrap();
+        if state.phase != Phase::Initialized || level < state.log_level {
+            return;
+        }
+        drop(state);
+        if self.log_rate.admit(plugin, Arc::downgrade(self)) {
+            self.send_log(level, plugin, data, related_request);
+        }
+    }
+
+    fn send_log(&self, level: LogLevel, logger: &str, data: Value, related_request: Option<RequestId>) {
+        let params = serde_json::json!({ "level": level, "logger": logger, "data": data });
+        self.notify("notifications/message", params, related_request);
+    }
+
+    /// Closes the session: new requests are refused; requests and tasks in
+    /// flight get up to `grace` to finish; then requests still running are
+    /// stopped (and answered with an error saying `why`), and tasks still
+    /// running end as cancelled, with `why` as their status message.
+    pub async fn close(&self, grace: Duration, why: &str) {
+        self.closing.store(true, Ordering::Relaxed);
         self.running.close();
         if tokio::time::timeout(grace, self.running.wait()).await.is_err() {
+            let _ = self.stopped.set(why.to_owned());
             for token in self.in_flight.lock().unwrap().values() {
                 token.cancel();
             }
-            self.task_store.cancel_all();
+            for task in self.task_store.cancel_all(&format!("cancelled: {why}")) {
+                self.announce_task(&task);
+            }
             self.running.wait().await;
         }
     }

@@ -33,6 +33,16 @@ pub struct ServerConfig {
     pub tasks: TaskSettings,
     /// How often an idle client is pinged to check it still answers; `None` never.
     pub ping_interval: Option<Duration>,
+    /// Largest client message (a stdio line, an HTTP request body), in bytes.
+    pub max_message_bytes: usize,
+    /// Requests one session may have in flight at once; more are refused.
+    pub max_pending_requests: usize,
+    /// Log messages one plugin may send one session per second; the excess is dropped and counted.
+    pub max_log_rate: u32,
+    /// Resource subscriptions one session may hold; more are refused.
+    pub max_subscriptions: usize,
+    /// How long running calls may take to finish when the server shuts down.
+    pub shutdown_grace: Duration,
 }
 
 impl Default for ServerConfig {
@@ -43,6 +53,11 @@ impl Default for ServerConfig {
             startup_wait: Duration::from_secs(30),
             tasks: TaskSettings::default(),
             ping_interval: None,
+            max_message_bytes: 4 << 20,
+            max_pending_requests: 256,
+            max_log_rate: 100,
+            max_subscriptions: 1000,
+            shutdown_grace: Duration::from_secs(10),
         }
     }
 }

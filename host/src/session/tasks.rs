@@ -113,7 +113,7 @@ impl Session {
         }
     }
 
-    fn announce_task(&self, task: &Task) {
+    pub(super) fn announce_task(&self, task: &Task) {
         self.notify("notifications/tasks/status", task.to_json(), None);
     }
 }
@@ -140,7 +140,7 @@ impl ClientLink for TaskLink {
     }
 
     fn log(&self, level: LogLevel, logger: &str, data: Value) {
-        self.session.log(level, logger, data, None);
+        self.session.plugin_log(level, logger, data, None);
     }
 
     fn request(&self, method: &'static str, mut params: Value) -> BoxFuture<'_, Result<Value, ClientRequestError>> {

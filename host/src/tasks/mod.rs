@@ -15,6 +15,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::RpcError;
+use crate::protocol::jsonrpc::SERVER_ERROR;
 
 /// The key under `_meta` that ties a message to a task.
 pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
@@ -206,10 +207,15 @@ impl TaskStore {
         let mut tasks = self.tasks.lock().unwrap();
         purge_expired(&mut tasks);
         if tasks.len() >= self.settings.max_tasks {
-            return Err(RpcError::internal(format!(
-                "This session already holds {} tasks; wait for some to expire or cancel running ones",
-                tasks.len()
-            )));
+            return Err(RpcError::new(
+                SERVER_ERROR,
+                format!(
+                    "Too many tasks: this session already holds {} tasks (the max_tasks limit; finished ones count \
+                     until their ttl runs out); cancel running ones, ask for shorter ttls, or raise the limit \
+                     (--max-tasks, or max_tasks under [server] in the config file)",
+                    tasks.len()
+                ),
+            ));
         }
         let now = SystemTime::now();
         let task = Arc::new(Task {
@@ -256,11 +262,20 @@ impl TaskStore {
         purge_expired(&mut self.tasks.lock().unwrap());
     }
 
-    /// Stops every running task (the session is ending).
-    pub fn cancel_all(&self) {
-        for task in self.tasks.lock().unwrap().values() {
+    /// Stops every running task (the session is ending): each ends as
+    /// cancelled with `message` as its status message. Returns the tasks that
+    /// ended now, to announce.
+    pub fn cancel_all(&self, message: &str) -> Vec<Arc<Task>> {
+        let tasks = self.tasks.lock().unwrap();
+        let ended = tasks
+            .values()
+            .filter(|task| task.finish(Status::Cancelled, Some(message.to_owned()), None))
+            .cloned()
+            .collect();
+        for task in tasks.values() {
             task.cancel.cancel();
         }
+        ended
     }
 }
 

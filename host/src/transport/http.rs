@@ -25,6 +25,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::post;
 use axum::serve::ListenerExt;
 
+use super::shutdown_signal;
 use crate::session::Server;
 use access::Access;
 use sessions::Sessions;
@@ -40,8 +41,6 @@ pub struct HttpConfig {
     pub allowed_origins: Vec<String>,
     /// Accepted bearer tokens; empty means no authentication.
     pub auth_tokens: Vec<String>,
-    /// Largest request body accepted, in bytes.
-    pub max_body_bytes: usize,
     /// Sessions with no connection and no request for this long end.
     pub session_idle_timeout: Duration,
     pub max_sessions: usize,
@@ -58,9 +57,13 @@ struct App {
     access: Access,
     poll_after: Option<Duration>,
     retry: Duration,
+    /// The request body limit, named in the 413 answer.
+    max_message_bytes: usize,
 }
 
-/// Serves `server` until SIGINT or SIGTERM, then ends every session.
+/// Serves `server` until SIGINT or SIGTERM; then new sessions and requests
+/// are refused, running calls get the shutdown grace to finish and deliver
+/// their responses, and every session ends.
 pub async fn serve(server: Arc<Server>, config: HttpConfig) -> Result<()> {
     let listener = tokio::net::TcpListener::bind(config.addr)
         .await
@@ -71,6 +74,8 @@ pub async fn serve(server: Arc<Server>, config: HttpConfig) -> Result<()> {
             "listening on {local}, reachable from other machines, without authentication; set --auth-token-file or WASM_MCP_AUTH_TOKEN"
         );
     }
+    let max_message_bytes = server.config.max_message_bytes;
+    let grace = server.config.shutdown_grace;
     let sessions = Arc::new(Sessions::new(server, config.max_sessions));
     tokio::spawn(Sessions::expire_idle(
         Arc::downgrade(&sessions),
@@ -81,13 +86,14 @@ pub async fn serve(server: Arc<Server>, config: HttpConfig) -> Result<()> {
         access: Access::new(local.ip(), &config.allowed_origins, config.auth_tokens),
         poll_after: config.sse_poll_after,
         retry: config.sse_retry,
+        max_message_bytes,
     });
     let router = Router::new()
         .route(
             ENDPOINT,
             post(handlers::post).get(handlers::get).delete(handlers::delete),
         )
-        .layer(DefaultBodyLimit::max(config.max_body_bytes))
+        .layer(DefaultBodyLimit::max(max_message_bytes))
         .with_state(app);
     tracing::info!("listening on http://{local}{ENDPOINT}");
     // SSE events are small writes that must leave at once (no Nagle delay).
@@ -99,19 +105,9 @@ pub async fn serve(server: Arc<Server>, config: HttpConfig) -> Result<()> {
     axum::serve(listener, router)
         .with_graceful_shutdown(async move {
             shutdown_signal().await;
-            tracing::info!("shutting down");
-            sessions.close_all();
+            tracing::info!("signal received; shutting down");
+            sessions.close_all(grace).await;
         })
         .await?;
     Ok(())
-}
-
-async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut terminate = signal(SignalKind::terminate()).expect("SIGTERM can be handled");
-    tracing::debug!("waiting for SIGINT or SIGTERM");
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = terminate.recv() => {}
-    }
 }

@@ -1,52 +1,185 @@
 //! MCP over stdio: one JSON-RPC message per line in on stdin, out on stdout.
-//! stdout carries protocol messages only. The server stops when stdin closes.
+//! stdout carries protocol messages only. Lines are read with a cap: a longer
+//! one is discarded up to its newline and answered with an error. The server
+//! shuts down when stdin closes or on SIGINT/SIGTERM, giving running calls
+//! the shutdown grace to finish.
+//!
+//! stdin and stdout each have a thread of their own doing plain blocking I/O:
+//! tokio's stdin and stdout would hand every read and write to its blocking
+//! pool, a thread hop (and a wake-up) per message in each direction.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::io::{BufRead, Write};
+use std::sync::{Arc, Weak};
 
 use anyhow::Result;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
+use super::shutdown_signal;
 use crate::session::{Outgoing, Server, Session};
 
-/// How long requests still running when stdin closes may take to finish.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+/// Queued messages are gathered into one write up to this many bytes.
+const WRITE_BATCH_BYTES: usize = 64 << 10;
 
 pub async fn serve(server: Arc<Server>) -> Result<()> {
-    let (outbox, mut outgoing) = mpsc::unbounded_channel::<Outgoing>();
+    let grace = server.config.shutdown_grace;
+    let max_message_bytes = server.config.max_message_bytes;
+    let (outbox, outgoing) = mpsc::unbounded_channel::<Outgoing>();
     let session = Session::new(server, outbox);
+    let writer = std::thread::Builder::new()
+        .name("stdout".into())
+        .spawn(move || write_messages(outgoing))?;
 
-    let writer = tokio::spawn(async move {
-        let mut stdout = tokio::io::stdout();
-        let mut line = Vec::with_capacity(4096);
-        while let Some(out) = outgoing.recv().await {
-            line.clear();
-            serde_json::to_writer(&mut line, &out.message).expect("a JSON value serializes");
-            line.push(b'\n');
-            if stdout.write_all(&line).await.is_err() || stdout.flush().await.is_err() {
-                break;
-            }
+    // The reader hands each line to the session on its own thread; requests
+    // that reach plugins are spawned onto the runtime from there. It holds the
+    // session weakly: after a signal it goes on reading, so that running calls
+    // still get the client's answers (sampling, elicitation) while they
+    // finish, and it stops once the session is gone.
+    let (closed, stdin_closed) = oneshot::channel();
+    let reading = Arc::downgrade(&session);
+    let runtime = tokio::runtime::Handle::current();
+    std::thread::Builder::new().name("stdin".into()).spawn(move || {
+        let _runtime = runtime.enter();
+        let _ = closed.send(read_messages(&reading, max_message_bytes));
+    })?;
+    let read = tokio::select! {
+        read = stdin_closed => {
+            tracing::info!("stdin closed; shutting down");
+            read.unwrap_or(Ok(()))
         }
-    });
-
-    // Lines are read as bytes: one that is not UTF-8 is answered with a parse
-    // error, like any other malformed message, and the session goes on.
-    let mut stdin = BufReader::new(tokio::io::stdin());
-    let mut line = Vec::with_capacity(4096);
-    loop {
-        line.clear();
-        if stdin.read_until(b'\n', &mut line).await? == 0 {
-            break;
+        _ = shutdown_signal() => {
+            tracing::info!("signal received; shutting down");
+            Ok(())
         }
-        if !line.trim_ascii().is_empty() {
-            session.handle(&line);
-        }
-    }
-    tracing::info!("stdin closed; shutting down");
-    session.close(SHUTDOWN_GRACE).await;
+    };
+    session.close(grace, "the server is shutting down").await;
     drop(session);
     // The writer ends once every sender (the session and its calls) is gone.
-    let _ = tokio::time::timeout(SHUTDOWN_GRACE, writer).await;
-    Ok(())
+    let _ = tokio::time::timeout(grace, tokio::task::spawn_blocking(move || writer.join())).await;
+    read
+}
+
+/// Hands every line of stdin to the session, until stdin closes or the
+/// session is gone.
+fn read_messages(session: &Weak<Session>, max_message_bytes: usize) -> Result<()> {
+    let mut stdin = std::io::stdin().lock();
+    let mut line = Vec::with_capacity(4096);
+    loop {
+        let read = read_line(&mut stdin, &mut line, max_message_bytes)?;
+        let Some(session) = session.upgrade() else { return Ok(()) };
+        match read {
+            Line::End => return Ok(()),
+            Line::TooLong => session.refuse_oversized_message(),
+            Line::Complete if line.trim_ascii().is_empty() => {}
+            Line::Complete => session.handle(&line),
+        }
+    }
+}
+
+/// What [`read_line`] found.
+#[derive(Debug, PartialEq, Eq)]
+enum Line {
+    /// A line (without its newline) is in the buffer.
+    Complete,
+    /// The line was longer than the cap; it was skipped up to its newline.
+    TooLong,
+    /// The input ended.
+    End,
+}
+
+/// Reads one line into `buf`, keeping at most `max` bytes of it: a longer
+/// line is consumed up to its newline without being kept. A last line
+/// without a newline counts as a line.
+fn read_line(reader: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> std::io::Result<Line> {
+    buf.clear();
+    let mut too_long = false;
+    let mut read_any = false;
+    loop {
+        let available = reader.fill_buf()?;
+        if available.is_empty() {
+            return Ok(match (too_long, read_any) {
+                (true, _) => Line::TooLong,
+                (false, true) => Line::Complete,
+                (false, false) => Line::End,
+            });
+        }
+        read_any = true;
+        let newline = available.iter().position(|&b| b == b'\n');
+        let chunk = &available[..newline.unwrap_or(available.len())];
+        if !too_long {
+            if buf.len() + chunk.len() > max {
+                too_long = true;
+                buf.clear();
+            } else {
+                buf.extend_from_slice(chunk);
+            }
+        }
+        let used = chunk.len() + usize::from(newline.is_some());
+        reader.consume(used);
+        if newline.is_some() {
+            if buf.last() == Some(&b'\r') {
+                buf.pop();
+            }
+            return Ok(if too_long { Line::TooLong } else { Line::Complete });
+        }
+    }
+}
+
+/// Writes every message to stdout, one per line; what is queued together
+/// goes out in one write and one flush.
+fn write_messages(mut outgoing: mpsc::UnboundedReceiver<Outgoing>) {
+    let mut stdout = std::io::stdout().lock();
+    let mut batch = Vec::with_capacity(4096);
+    while let Some(out) = outgoing.blocking_recv() {
+        batch.clear();
+        let mut next = Some(out);
+        while let Some(out) = next {
+            serde_json::to_writer(&mut batch, &out.message).expect("a JSON value serializes");
+            batch.push(b'\n');
+            next = if batch.len() < WRITE_BATCH_BYTES {
+                outgoing.try_recv().ok()
+            } else {
+                None
+            };
+        }
+        if stdout.write_all(&batch).is_err() || stdout.flush().is_err() {
+            break;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::BufReader;
+
+    use super::*;
+
+    fn lines(input: &[u8], max: usize) -> Vec<(Line, String)> {
+        let mut reader = BufReader::with_capacity(4, input);
+        let mut buf = Vec::new();
+        let mut out = Vec::new();
+        loop {
+            let line = read_line(&mut reader, &mut buf, max).unwrap();
+            if line == Line::End {
+                return out;
+            }
+            out.push((line, String::from_utf8(buf.clone()).unwrap()));
+        }
+    }
+
+    #[test]
+    fn long_lines_are_skipped_to_their_newline_and_reading_goes_on() {
+        let read = lines(b"short\nthis one is far too long\r\nok\r\n\nlast", 8);
+        assert_eq!(
+            read,
+            vec![
+                (Line::Complete, "short".into()),
+                (Line::TooLong, String::new()),
+                (Line::Complete, "ok".into()),
+                (Line::Complete, String::new()),
+                (Line::Complete, "last".into()),
+            ]
+        );
+        assert_eq!(lines(b"exactly8\n123456789", 8).len(), 2);
+        assert_eq!(lines(b"123456789", 8), vec![(Line::TooLong, String::new())]);
+    }
 }

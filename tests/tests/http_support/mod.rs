@@ -7,7 +7,7 @@
 #![allow(dead_code)] // Each test file uses its own part of this.
 
 use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -86,6 +86,32 @@ impl HttpServer {
                 panic!("the server exited ({status}) before {what}; stderr:\n{log}");
             }
             assert!(Instant::now() < deadline, "{what}: not seen in stderr:\n{log}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Sends `signal` (a name `kill -s` takes: `TERM`, `INT`) to the server.
+    pub fn send_signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args(["-s", signal, &self.child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -s {signal} {} failed", self.child.id());
+    }
+
+    /// Waits (up to the harness timeout) for the server to exit.
+    #[track_caller]
+    pub fn wait_for_exit(&mut self) -> ExitStatus {
+        let deadline = Instant::now() + timeout();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("query the child's status") {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the server did not exit; stderr:\n{}",
+                self.stderr()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
@@ -123,8 +124,22 @@ impl App {
     }
 }
 
-pub async fn post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) -> Result<Response, HttpError> {
+pub async fn post(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, HttpError> {
     let credential = app.access.check(&headers)?;
+    let body = body.map_err(|rejection| match rejection.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => HttpError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            crate::session::message_too_large(app.max_message_bytes).message,
+        ),
+        status => HttpError::new(
+            status,
+            format!("Cannot read the request body: {}", rejection.body_text()),
+        ),
+    })?;
     check_version(&headers)?;
     let json = headers
         .get(header::CONTENT_TYPE)

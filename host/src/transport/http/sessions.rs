@@ -3,7 +3,7 @@
 //! idle expiry, and ending a session (which frees it).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -66,7 +66,17 @@ impl HttpSession {
         tracing::debug!(session = %self.id, why, "HTTP session ended");
         self.streams.close();
         let session = self.session.clone();
-        tokio::spawn(async move { session.close(Duration::ZERO).await });
+        let why = why.to_owned();
+        tokio::spawn(async move { session.close(Duration::ZERO, &why).await });
+    }
+
+    /// Ends the session as the server stops: running calls get `grace` to
+    /// finish and their responses (and the status of tasks stopped after it)
+    /// still reach the open streams, which close last.
+    async fn shut_down(&self, grace: Duration) {
+        self.session.close(grace, "the server is shutting down").await;
+        self.streams.close();
+        tracing::debug!(session = %self.id, "HTTP session ended: the server is stopping");
     }
 }
 
@@ -81,6 +91,8 @@ pub struct Sessions {
     server: Arc<Server>,
     max_sessions: usize,
     table: Mutex<HashMap<String, Arc<HttpSession>>>,
+    /// The server is shutting down: no new session starts.
+    closing: AtomicBool,
 }
 
 impl Sessions {
@@ -89,10 +101,17 @@ impl Sessions {
             server,
             max_sessions,
             table: Mutex::new(HashMap::new()),
+            closing: AtomicBool::new(false),
         }
     }
 
     fn full(&self) -> Result<(), HttpError> {
+        if self.closing.load(Ordering::Relaxed) {
+            return Err(HttpError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "The server is shutting down and starts no new session",
+            ));
+        }
         if self.table.lock().unwrap().len() >= self.max_sessions {
             return Err(HttpError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -166,12 +185,13 @@ impl Sessions {
         }
     }
 
-    /// Ends every session (the server is stopping).
-    pub fn close_all(&self) {
-        let sessions: Vec<_> = self.table.lock().unwrap().drain().map(|(_, s)| s).collect();
-        for session in sessions {
-            session.end("the server is stopping");
-        }
+    /// Ends every session as the server stops, giving running calls `grace`
+    /// to finish; returns once every session has ended.
+    pub async fn close_all(&self, grace: Duration) {
+        self.closing.store(true, Ordering::Relaxed);
+        let sessions: Vec<_> = self.table.lock().unwrap().values().cloned().collect();
+        futures_util::future::join_all(sessions.iter().map(|s| s.shut_down(grace))).await;
+        self.table.lock().unwrap().clear();
     }
 
     /// Ends sessions with no open connection and no request for `idle`,

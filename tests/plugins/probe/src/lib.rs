@@ -1,6 +1,6 @@
 //! A plugin that exercises the host imports the conformance plugin does not:
 //! roots, sampling with tools, URL-mode elicitation, resource updates,
-//! multi-step progress and every log level.
+//! multi-step progress, every log level and a flood of log messages.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -128,6 +128,20 @@ fn log_levels(_: NoArgs) -> String {
     "logged 8 levels".into()
 }
 
+#[derive(Deserialize, JsonSchema)]
+struct CountArgs {
+    /// How many messages to log.
+    count: u32,
+}
+
+/// Logs `count` info messages, `message 1` to `message <count>`.
+fn log_many(args: CountArgs) -> String {
+    for n in 1..=args.count {
+        host::log(LogLevel::Info, &format!("message {n}"));
+    }
+    format!("logged {} messages", args.count)
+}
+
 fn plugin() -> Plugin {
     Plugin::new()
         .tool(Tool::new("list_roots", list_roots).description("Returns the client's roots as JSON text."))
@@ -142,6 +156,7 @@ fn plugin() -> Plugin {
                 .description("Reports progress 1..=steps of a total of `steps`."),
         )
         .tool(Tool::new("log_levels", log_levels).description("Logs one message at every level."))
+        .tool(Tool::new("log_many", log_many).description("Logs `count` info messages as fast as it can."))
 }
 
 wasm_mcp_sdk::export!(plugin);

@@ -1,0 +1,185 @@
+//! Graceful shutdown, over stdio (stdin closing, SIGTERM, SIGINT) and HTTP
+//! (SIGTERM): new requests are refused, running calls get the shutdown grace
+//! to finish and their responses are delivered; calls still running after it
+//! are stopped and answered with an error saying why; tasks still running end
+//! as cancelled with a status message saying the server is shutting down,
+//! and the client is told; the exit code is 0.
+//!
+//! Behavioural only: waits are bounded by the harness timeout, and the grace
+//! is either far longer than the calls that must finish or far shorter than
+//! the calls that must be stopped.
+
+mod http_support;
+
+use serde_json::{Value, json};
+use wasm_mcp_tests::expect::single_text;
+use wasm_mcp_tests::{PluginDir, StdioServer};
+
+use http_support::{HttpServer, check_message, read_until};
+
+/// The JSON-RPC code of a request refused or stopped by the server.
+const SERVER_ERROR: i64 = -32000;
+
+/// Neither fuel nor the deadline stops a call within any test.
+const NO_LIMITS: [&str; 4] = ["--fuel", "18446744073709551615", "--timeout", "86400"];
+
+/// The spinner with `sleep` and `spin` task-capable.
+fn spinner_dir() -> PluginDir {
+    let dir = PluginDir::with(&["spinner"]);
+    dir.add_file(
+        "spinner.toml",
+        b"[tools.sleep]\ntask_support = \"optional\"\n\n[tools.spin]\ntask_support = \"optional\"\n",
+    );
+    dir
+}
+
+fn spinner_server(grace: &str) -> StdioServer {
+    let mut args = vec!["--shutdown-grace", grace];
+    args.extend(NO_LIMITS);
+    let mut server = StdioServer::start_with_args(spinner_dir(), &args);
+    server.initialize(json!({}));
+    server
+}
+
+/// What starts the shutdown.
+#[derive(Debug, Clone, Copy)]
+enum Trigger {
+    StdinClosed,
+    Signal(&'static str),
+}
+
+impl Trigger {
+    fn fire(self, server: &mut StdioServer) {
+        match self {
+            Trigger::StdinClosed => server.close_stdin(),
+            Trigger::Signal(signal) => server.send_signal(signal),
+        }
+    }
+}
+
+/// Sends a request, then a ping: once the ping is answered, the request is
+/// running (the server reads in order). Returns the request's id.
+fn start_running(server: &mut StdioServer, method: &str, params: Value) -> Value {
+    let id = server.start_request(method, params);
+    assert!(!server.request("ping", json!({})).is_error());
+    id
+}
+
+/// Starts `sleep` for `ms` as a task; returns its id.
+fn start_sleep_task(server: &mut StdioServer, ms: u64) -> Value {
+    let created = server
+        .request(
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": ms}, "task": {"ttl": 3_600_000}}),
+        )
+        .result()
+        .clone();
+    created["task"]["taskId"].clone()
+}
+
+#[track_caller]
+fn assert_says_shutting_down(message: &str) {
+    assert!(message.contains("the server is shutting down"), "{message:?}");
+}
+
+#[test]
+fn running_calls_finish_within_the_grace_and_their_responses_are_delivered() {
+    for trigger in [Trigger::StdinClosed, Trigger::Signal("TERM"), Trigger::Signal("INT")] {
+        let mut server = spinner_server("600");
+        let call = start_running(
+            &mut server,
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 1500}}),
+        );
+        let task = start_sleep_task(&mut server, 1500);
+        trigger.fire(&mut server);
+        if let Trigger::Signal(_) = trigger {
+            server.wait_for_stderr("the signal to be seen", |log| log.contains("signal received"));
+            // stdin is still open: new work is refused, task polling is not.
+            let refused = server
+                .call_tool("sleep", json!({"ms": 1}))
+                .expect_error_code(SERVER_ERROR);
+            assert!(
+                refused.message.contains("shutting down"),
+                "{trigger:?}: {}",
+                refused.message
+            );
+            let status = server.request("tasks/get", json!({"taskId": task})).result().clone();
+            assert_eq!(status["status"], "working", "{trigger:?}");
+        }
+        let done = server.wait_response(&call, "tools/call");
+        assert_eq!(single_text(done.result()), "slept 1500 ms", "{trigger:?}");
+        server.wait_for_notification("the task completed", |n| {
+            n["method"] == "notifications/tasks/status"
+                && n["params"]["taskId"] == task
+                && n["params"]["status"] == "completed"
+        });
+        let status = server.wait_for_exit(&format!("{trigger:?}"));
+        assert!(
+            status.success(),
+            "{trigger:?}: exit {status}; stderr:\n{}",
+            server.stderr()
+        );
+    }
+}
+
+#[test]
+fn calls_still_running_after_the_grace_are_stopped_with_an_error_and_tasks_end_cancelled() {
+    for trigger in [Trigger::StdinClosed, Trigger::Signal("TERM")] {
+        let mut server = spinner_server("0.5");
+        let task = start_sleep_task(&mut server, 3_600_000);
+        let spinning = start_running(&mut server, "tools/call", json!({"name": "spin", "arguments": {}}));
+        trigger.fire(&mut server);
+        let stopped = server
+            .wait_response(&spinning, "tools/call")
+            .expect_error_code(SERVER_ERROR);
+        assert!(
+            stopped.message.contains("stopped before it finished"),
+            "{}",
+            stopped.message
+        );
+        assert_says_shutting_down(&stopped.message);
+        let cancelled = server.wait_for_notification("the task's status: cancelled", |n| {
+            n["method"] == "notifications/tasks/status" && n["params"]["taskId"] == task
+        });
+        assert_eq!(cancelled["params"]["status"], "cancelled", "{trigger:?}");
+        assert_says_shutting_down(cancelled["params"]["statusMessage"].as_str().unwrap());
+        let status = server.wait_for_exit(&format!("{trigger:?}"));
+        assert!(
+            status.success(),
+            "{trigger:?}: exit {status}; stderr:\n{}",
+            server.stderr()
+        );
+    }
+}
+
+#[test]
+fn over_http_a_signal_lets_calls_finish_cancels_the_tasks_left_and_exits_zero() {
+    let mut server = HttpServer::start(spinner_dir(), &["--shutdown-grace", "3"]);
+    let mut client = server.session(json!({}));
+    let mut standalone = client.get_stream(None);
+    let created = client.request(
+        "tools/call",
+        json!({"name": "sleep", "arguments": {"ms": 3_600_000}, "task": {"ttl": 3_600_000}}),
+    );
+    let task = created.result()["task"]["taskId"].clone();
+    let (call, mut stream) = client.start("tools/call", json!({"name": "sleep", "arguments": {"ms": 1000}}));
+    server.send_signal("TERM");
+    server.wait_for_stderr("the signal to be seen", |log| log.contains("signal received"));
+    let response = loop {
+        let event = stream.next_event().expect("the call's stream ends with its response");
+        if let Some(message) = event.message().filter(|m| m.get("method").is_none()) {
+            break message;
+        }
+    };
+    check_message(&response, Some("tools/call"));
+    assert_eq!(response["id"], call);
+    assert_eq!(single_text(&response["result"]), "slept 1000 ms");
+    let (_, cancelled) = read_until(&mut standalone, "the task's status: cancelled", |m| {
+        m["method"] == "notifications/tasks/status" && m["params"]["taskId"] == task
+    });
+    assert_eq!(cancelled["params"]["status"], "cancelled");
+    assert_says_shutting_down(cancelled["params"]["statusMessage"].as_str().unwrap());
+    let status = server.wait_for_exit();
+    assert!(status.success(), "exit {status}; stderr:\n{}", server.stderr());
+}

@@ -51,6 +51,12 @@ impl Sizes {
     }
 }
 
+/// Whether `section` runs: all do, unless `WASM_MCP_BENCH_ONLY` lists some
+/// (comma-separated: echo, throughput, cpu, fresh, tasks, memory, cold).
+fn wanted(section: &str) -> bool {
+    std::env::var("WASM_MCP_BENCH_ONLY").map_or(true, |only| only.split(',').any(|s| s.trim() == section))
+}
+
 /// A server under test.
 struct Subject {
     name: &'static str,
@@ -115,14 +121,28 @@ pub fn run(results: &Path) {
     let mut subjects = subjects(&plugins, cache.path());
     let echo = ToolCall::echo();
 
-    echo_latency(&mut report, &mut subjects, &echo, &sizes);
-    echo_throughput(&mut report, &mut subjects, &echo, &sizes);
-    cpu_bound(&mut report, &mut subjects, &sizes);
-    fresh_instance(&mut report, &sizes);
-    tasks(&mut report, &mut subjects[0].client, &sizes);
-    memory(&mut report, &mut subjects, &echo, &sizes);
+    if wanted("echo") {
+        echo_latency(&mut report, &mut subjects, &echo, &sizes);
+    }
+    if wanted("throughput") {
+        echo_throughput(&mut report, &mut subjects, &echo, &sizes);
+    }
+    if wanted("cpu") {
+        cpu_bound(&mut report, &mut subjects, &sizes);
+    }
+    if wanted("fresh") {
+        fresh_instance(&mut report, &sizes);
+    }
+    if wanted("tasks") {
+        tasks(&mut report, &mut subjects[0].client, &sizes);
+    }
+    if wanted("memory") {
+        memory(&mut report, &mut subjects, &echo, &sizes);
+    }
     drop(subjects);
-    cold_start(&mut report, &sizes);
+    if wanted("cold") {
+        cold_start(&mut report, &sizes);
+    }
     report.finish(results);
 }
 

@@ -1,13 +1,12 @@
 //! A native MCP server built for the comparison: the same two tools as the
-//! plugins, no WebAssembly. It is made the way a careful hand-written tokio
-//! server would be: lines read from stdin, requests answered at once when
-//! trivial and on their own task otherwise, answers written by one writer
-//! task that flushes when it has nothing more queued.
+//! plugins, no WebAssembly. It is made the way the host does its stdio (and a
+//! careful hand-written server would): a thread reading stdin with plain
+//! blocking reads, requests answered at once when trivial and on a tokio task
+//! otherwise, and a thread writing stdout, one flush for what is queued.
 
-use std::sync::Arc;
+use std::io::{BufRead, Write};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
 
 use crate::workloads;
@@ -17,40 +16,38 @@ pub fn serve() {
         .enable_all()
         .build()
         .expect("a tokio runtime");
-    runtime.block_on(async {
-        let (outbox, mut outgoing) = mpsc::unbounded_channel::<Vec<u8>>();
-        let writer = tokio::spawn(async move {
-            let mut stdout = BufWriter::new(tokio::io::stdout());
-            while let Some(line) = outgoing.recv().await {
-                stdout.write_all(&line).await?;
-                while let Ok(line) = outgoing.try_recv() {
-                    stdout.write_all(&line).await?;
-                }
-                stdout.flush().await?;
+    let (outbox, mut outgoing) = mpsc::unbounded_channel::<Vec<u8>>();
+    let writer = std::thread::spawn(move || {
+        let mut stdout = std::io::stdout().lock();
+        while let Some(mut batch) = outgoing.blocking_recv() {
+            while let Ok(line) = outgoing.try_recv() {
+                batch.extend_from_slice(&line);
             }
-            std::io::Result::Ok(())
-        });
-        let outbox = Arc::new(outbox);
-        let mut lines = BufReader::new(tokio::io::stdin()).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            let Ok(message) = serde_json::from_str::<Value>(&line) else {
-                continue;
-            };
-            let (Some(id), Some(method)) = (message.get("id").cloned(), message["method"].as_str()) else {
-                continue;
-            };
-            if method == "tools/call" {
-                let outbox = outbox.clone();
-                tokio::spawn(async move {
-                    let _ = outbox.send(answer(&id, call_tool(&message["params"])));
-                });
-            } else {
-                let _ = outbox.send(answer(&id, respond(method)));
+            if stdout.write_all(&batch).and_then(|()| stdout.flush()).is_err() {
+                return;
             }
         }
-        drop(outbox);
-        let _ = writer.await;
     });
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        let (Some(id), Some(method)) = (message.get("id").cloned(), message["method"].as_str()) else {
+            continue;
+        };
+        if method == "tools/call" {
+            let outbox = outbox.clone();
+            runtime.spawn(async move {
+                let _ = outbox.send(answer(&id, call_tool(&message["params"])));
+            });
+        } else {
+            let _ = outbox.send(answer(&id, respond(method)));
+        }
+    }
+    drop(outbox);
+    drop(runtime);
+    let _ = writer.join();
 }
 
 fn respond(method: &str) -> Result<Value, String> {

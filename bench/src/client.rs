@@ -159,6 +159,53 @@ impl Client {
         Run { elapsed, latencies }
     }
 
+    /// `count` calls of `call` one at a time while `background` calls are kept
+    /// `busy` in flight beside them (each answered one is sent again); the
+    /// latency of each call of `call`.
+    pub fn latencies_beside(
+        &mut self,
+        call: &ToolCall,
+        background: &ToolCall,
+        busy: usize,
+        count: usize,
+    ) -> Vec<Duration> {
+        self.check(call);
+        let mut in_background = std::collections::HashSet::new();
+        for _ in 0..busy {
+            let id = self.take_id();
+            in_background.insert(id);
+            self.write(&background.request_line(id));
+        }
+        let mut latencies = Vec::with_capacity(count);
+        for _ in 0..count {
+            let id = self.take_id();
+            let line = call.request_line(id);
+            let started = Instant::now();
+            self.write(&line);
+            loop {
+                let envelope: Envelope = serde_json::from_str(self.read_line()).expect("the server writes JSON-RPC");
+                assert!(envelope.error.is_none(), "a call failed: {}", self.line);
+                match envelope.id {
+                    Some(answered) if envelope.method.is_none() && answered == id => break,
+                    Some(answered) if envelope.method.is_none() && in_background.remove(&answered) => {
+                        let next = self.take_id();
+                        in_background.insert(next);
+                        self.write(&background.request_line(next));
+                    }
+                    _ => {}
+                }
+            }
+            latencies.push(started.elapsed());
+        }
+        while !in_background.is_empty() {
+            let envelope: Envelope = serde_json::from_str(self.read_line()).expect("the server writes JSON-RPC");
+            if let (Some(answered), None) = (envelope.id, envelope.method) {
+                in_background.remove(&answered);
+            }
+        }
+        latencies
+    }
+
     fn take_id(&mut self) -> u64 {
         self.next_id += 1;
         self.next_id - 1

@@ -52,7 +52,7 @@ impl Sizes {
 }
 
 /// Whether `section` runs: all do, unless `WASM_MCP_BENCH_ONLY` lists some
-/// (comma-separated: echo, throughput, cpu, fresh, tasks, memory, cold).
+/// (comma-separated: echo, throughput, cpu, busy, fresh, tasks, memory, cold).
 fn wanted(section: &str) -> bool {
     std::env::var("WASM_MCP_BENCH_ONLY").map_or(true, |only| only.split(',').any(|s| s.trim() == section))
 }
@@ -129,6 +129,9 @@ pub fn run(results: &Path) {
     }
     if wanted("cpu") {
         cpu_bound(&mut report, &mut subjects, &sizes);
+    }
+    if wanted("busy") {
+        echo_beside_cpu(&mut report, &mut subjects, &echo, &sizes);
     }
     if wanted("fresh") {
         fresh_instance(&mut report, &sizes);
@@ -288,6 +291,31 @@ fn cpu_bound(report: &mut Report, subjects: &mut [Subject], sizes: &Sizes) {
         format!("{ours:.2}×"),
         ours <= 1.5,
     );
+}
+
+/// Calls of `count_primes` kept in flight beside the echo calls of [`echo_beside_cpu`].
+const BUSY_CALLS: usize = 4;
+
+fn echo_beside_cpu(report: &mut Report, subjects: &mut [Subject], echo: &ToolCall, sizes: &Sizes) {
+    let primes = ToolCall::count_primes();
+    let count = sizes.echo_calls_per_round / 4;
+    report.section(
+        "Echo beside CPU-bound calls (stdio)",
+        &format!(
+            "{count} `echo` calls one at a time while {BUSY_CALLS} `count_primes` calls are kept in flight on the same server (more than the 2 cores): how long a trivial call waits behind busy plugins."
+        ),
+        &["server", "p50", "p90", "p99"],
+    );
+    for subject in subjects.iter_mut() {
+        let samples = subject.client.latencies_beside(echo, &primes, BUSY_CALLS, count);
+        report.row(&[
+            subject.name.to_string(),
+            micros(median(&samples)),
+            micros(percentile(&samples, 90.0)),
+            micros(percentile(&samples, 99.0)),
+        ]);
+    }
+    report.end_section();
 }
 
 fn fresh_instance(report: &mut Report, sizes: &Sizes) {

@@ -183,8 +183,7 @@ impl Client {
             let started = Instant::now();
             self.write(&line);
             loop {
-                let envelope: Envelope = serde_json::from_str(self.read_line()).expect("the server writes JSON-RPC");
-                assert!(envelope.error.is_none(), "a call failed: {}", self.line);
+                let envelope = self.read_envelope();
                 match envelope.id {
                     Some(answered) if envelope.method.is_none() && answered == id => break,
                     Some(answered) if envelope.method.is_none() && in_background.remove(&answered) => {
@@ -198,7 +197,7 @@ impl Client {
             latencies.push(started.elapsed());
         }
         while !in_background.is_empty() {
-            let envelope: Envelope = serde_json::from_str(self.read_line()).expect("the server writes JSON-RPC");
+            let envelope = self.read_envelope();
             if let (Some(answered), None) = (envelope.id, envelope.method) {
                 in_background.remove(&answered);
             }
@@ -224,11 +223,17 @@ impl Client {
         &self.line
     }
 
+    /// Reads the next message's id and kind; panics if it is an error answer.
+    fn read_envelope(&mut self) -> Envelope {
+        let envelope: Envelope = serde_json::from_str(self.read_line()).expect("the server writes JSON-RPC");
+        assert!(envelope.error.is_none(), "a call failed: {}", self.line);
+        envelope
+    }
+
     /// Reads until the answer to `id`; panics if it is an error.
     fn wait_for(&mut self, id: u64) {
         loop {
-            let envelope: Envelope = serde_json::from_str(self.read_line()).expect("the server writes JSON-RPC");
-            assert!(envelope.error.is_none(), "a call failed: {}", self.line);
+            let envelope = self.read_envelope();
             if envelope.id == Some(id) && envelope.method.is_none() {
                 return;
             }

@@ -51,14 +51,20 @@ impl Report {
         self.targets.push((target.to_string(), measured, met));
     }
 
-    /// Prints the targets table and writes the whole report to `path`.
-    pub fn finish(mut self, path: &Path) {
+    /// Prints the targets table and writes the whole report to `path` (a
+    /// partial or quick run writes nothing: the file keeps the last full run).
+    pub fn finish(mut self, path: Option<&Path>) {
         self.section("Targets", "Each measured in this run.", &["target", "measured", "met"]);
         for (target, measured, met) in std::mem::take(&mut self.targets) {
             self.row(&[target, measured, if met { "yes" } else { "**no**" }.to_string()]);
         }
         self.end_section();
-        std::fs::write(path, &self.text).unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
-        println!("written to {}", path.display());
+        match path {
+            Some(path) => {
+                std::fs::write(path, &self.text).unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+                println!("written to {}", path.display());
+            }
+            None => println!("a partial or quick run: the results file is left as it was"),
+        }
     }
 }

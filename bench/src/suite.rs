@@ -35,7 +35,7 @@ struct Sizes {
 
 impl Sizes {
     fn from_env() -> Self {
-        let quick = std::env::var_os("WASM_MCP_BENCH_QUICK").is_some_and(|v| v != "0");
+        let quick = quick();
         let scale = |full: usize| if quick { (full / 20).max(2) } else { full };
         Self {
             echo_rounds: 5,
@@ -55,6 +55,10 @@ impl Sizes {
 /// (comma-separated: echo, throughput, cpu, busy, fresh, tasks, memory, cold).
 fn wanted(section: &str) -> bool {
     std::env::var("WASM_MCP_BENCH_ONLY").map_or(true, |only| only.split(',').any(|s| s.trim() == section))
+}
+
+fn quick() -> bool {
+    std::env::var_os("WASM_MCP_BENCH_QUICK").is_some_and(|v| v != "0")
 }
 
 /// A server under test.
@@ -146,7 +150,8 @@ pub fn run(results: &Path) {
     if wanted("cold") {
         cold_start(&mut report, &sizes);
     }
-    report.finish(results);
+    let full = std::env::var_os("WASM_MCP_BENCH_ONLY").is_none() && !quick();
+    report.finish(full.then_some(results));
 }
 
 fn echo_latency(report: &mut Report, subjects: &mut [Subject], echo: &ToolCall, sizes: &Sizes) {

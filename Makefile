@@ -86,8 +86,15 @@ test: build plugins node-deps
 	cd tests/node && ./run-tests.sh
 	cd tests/node && ./conformance.sh
 
-## bench: the benchmarks
+# The performance suite is its own cargo workspace (it builds the official Rust
+# SDK to compare against, which the tests and lints of the root workspace never
+# need), sharing the root's target directory.
+BENCH := CARGO_TARGET_DIR=$(CURDIR)/target $(CARGO)
+
+## bench: the performance suite (table printed and written to bench/results.md), then the transport, reload and limits benches
 bench: build plugins
+	$(BENCH) build --release --manifest-path bench/Cargo.toml
+	target/release/wasm-mcp-bench
 	$(CARGO) bench -p wasm-mcp-tests
 
 ## soak: many stdio and HTTP clients against real servers for SOAK_SECONDS (default 600) while
@@ -98,10 +105,10 @@ soak: build plugins
 ## lint: formatting and clippy for the host, the tests, the SDK and every plugin; the SDK's docs
 lint: wasm-target
 	$(CARGO) fmt --all --check
-	for m in sdk-guest plugins tests/plugins; do $(CARGO) fmt --manifest-path $$m/Cargo.toml --all --check || exit 1; done
-	$(CARGO) fmt --manifest-path fuzz/Cargo.toml --all --check
+	for m in sdk-guest plugins tests/plugins fuzz bench; do $(CARGO) fmt --manifest-path $$m/Cargo.toml --all --check || exit 1; done
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
-	$(CARGO) clippy --release --manifest-path fuzz/Cargo.toml --target-dir target --all-targets -- -D warnings
+	for m in fuzz bench; do \
+		$(CARGO) clippy --release --manifest-path $$m/Cargo.toml --target-dir target --all-targets -- -D warnings || exit 1; done
 	for m in sdk-guest plugins tests/plugins; do \
 		$(CARGO) clippy --release --target $(WASM_TARGET) --manifest-path $$m/Cargo.toml --all-targets -- -D warnings || exit 1; done
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --manifest-path sdk-guest/Cargo.toml

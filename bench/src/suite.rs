@@ -1,0 +1,514 @@
+//! The measurements, in one run so that their ratios share the machine's load:
+//! the real `wasm-mcp` binary over stdio with real plugins, against the native
+//! server of this crate and the official Rust SDK serving the same tools.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use wasm_mcp::plugins::scope::NoClient;
+use wasm_mcp::plugins::{CallScope, Limits, PluginRuntime};
+use wasm_mcp_tests::{PluginDir, binary, plugin_wasm};
+
+use crate::client::Client;
+use crate::machine::rss_bytes;
+use crate::report::Report;
+use crate::stats::{median, micros, millis, percentile, ratio};
+use crate::workloads::ToolCall;
+
+/// How much work each measurement does; `WASM_MCP_BENCH_QUICK=1` makes a
+/// short run for trying the suite out.
+struct Sizes {
+    echo_rounds: usize,
+    echo_calls_per_round: usize,
+    throughput_rounds: usize,
+    throughput_calls: usize,
+    cpu_calls: usize,
+    fresh_instances: usize,
+    memory_calls: usize,
+    task_calls: usize,
+    cold_starts: usize,
+}
+
+impl Sizes {
+    fn from_env() -> Self {
+        let quick = quick();
+        let scale = |full: usize| if quick { (full / 20).max(2) } else { full };
+        Self {
+            echo_rounds: 5,
+            echo_calls_per_round: scale(2000),
+            throughput_rounds: 3,
+            throughput_calls: scale(10_000),
+            cpu_calls: scale(15),
+            fresh_instances: scale(20_000),
+            memory_calls: scale(100_000),
+            task_calls: scale(1000),
+            cold_starts: if quick { 1 } else { 3 },
+        }
+    }
+}
+
+/// Whether `section` runs: all do, unless `WASM_MCP_BENCH_ONLY` lists some
+/// (comma-separated: echo, throughput, cpu, busy, fresh, tasks, memory, cold).
+fn wanted(section: &str) -> bool {
+    std::env::var("WASM_MCP_BENCH_ONLY").map_or(true, |only| only.split(',').any(|s| s.trim() == section))
+}
+
+fn quick() -> bool {
+    std::env::var_os("WASM_MCP_BENCH_QUICK").is_some_and(|v| v != "0")
+}
+
+/// A server under test.
+struct Subject {
+    name: &'static str,
+    client: Client,
+}
+
+fn wasm_mcp(plugins: &Path, cache: &Path, extra: &[&str]) -> Client {
+    let mut command = Command::new(binary());
+    command
+        .arg("serve")
+        .arg("--plugins")
+        .arg(plugins)
+        .arg("--cache-dir")
+        .arg(cache)
+        .args(extra);
+    Client::spawn(command)
+}
+
+fn this_binary(role: &str) -> Client {
+    let mut command = Command::new(std::env::current_exe().expect("the bench binary's path"));
+    command.arg(role);
+    Client::spawn(command)
+}
+
+/// The three servers of the comparison, initialized: wasm-mcp with raw-echo
+/// (echo, its task support made optional by a manifest) and the spinner
+/// (count_primes), our native server, and rmcp's.
+fn subjects(plugins: &PluginDir, cache: &Path) -> Vec<Subject> {
+    let mut subjects = vec![
+        Subject {
+            name: "wasm-mcp",
+            client: wasm_mcp(plugins.path(), cache, &[]),
+        },
+        Subject {
+            name: "native (this crate)",
+            client: this_binary("native-server"),
+        },
+        Subject {
+            name: "rmcp 3.11",
+            client: this_binary("rmcp-server"),
+        },
+    ];
+    for subject in &mut subjects {
+        subject.client.initialize();
+    }
+    subjects
+}
+
+pub fn run(results: &Path) {
+    let sizes = Sizes::from_env();
+    let mut report = Report::default();
+    report.paragraph("## Results");
+    report.section("Machine", "Where and what was measured.", &["", ""]);
+    for (what, value) in crate::machine::description() {
+        report.row(&[what.to_string(), value]);
+    }
+    report.end_section();
+
+    let cache = tempfile::tempdir().expect("a cache directory");
+    let plugins = PluginDir::with(&["raw-echo", "spinner"]);
+    plugins.add_file("raw-echo.toml", b"[tools.echo]\ntask_support = \"optional\"\n");
+    let mut subjects = subjects(&plugins, cache.path());
+    let echo = ToolCall::echo();
+
+    if wanted("echo") {
+        echo_latency(&mut report, &mut subjects, &echo, &sizes);
+    }
+    if wanted("throughput") {
+        echo_throughput(&mut report, &mut subjects, &echo, &sizes);
+    }
+    if wanted("cpu") {
+        cpu_bound(&mut report, &mut subjects, &sizes);
+    }
+    if wanted("busy") {
+        echo_beside_cpu(&mut report, &mut subjects, &echo, &sizes);
+    }
+    if wanted("fresh") {
+        fresh_instance(&mut report, &sizes);
+    }
+    if wanted("tasks") {
+        tasks(&mut report, &mut subjects[0].client, &sizes);
+    }
+    if wanted("memory") {
+        memory(&mut report, &mut subjects, &echo, &sizes);
+    }
+    drop(subjects);
+    if wanted("cold") {
+        cold_start(&mut report, &sizes);
+    }
+    let full = std::env::var_os("WASM_MCP_BENCH_ONLY").is_none() && !quick();
+    report.finish(full.then_some(results));
+}
+
+fn echo_latency(report: &mut Report, subjects: &mut [Subject], echo: &ToolCall, sizes: &Sizes) {
+    report.section(
+        "Echo round trip, one call at a time (stdio)",
+        &format!(
+            "`tools/call echo` sent, answer read, then the next; {} rounds of {} calls per server, the servers taking turns. Latency as the client sees it.",
+            sizes.echo_rounds, sizes.echo_calls_per_round
+        ),
+        &["server", "p50", "p90", "p99", "p50 vs native", "p99 vs native"],
+    );
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); subjects.len()];
+    for subject in subjects.iter_mut() {
+        subject.client.latencies(echo, sizes.echo_calls_per_round / 4);
+    }
+    for _ in 0..sizes.echo_rounds {
+        for (i, subject) in subjects.iter_mut().enumerate() {
+            samples[i].extend(subject.client.latencies(echo, sizes.echo_calls_per_round));
+        }
+    }
+    let p = |i: usize, q: f64| percentile(&samples[i], q);
+    for (i, subject) in subjects.iter().enumerate() {
+        report.row(&[
+            subject.name.to_string(),
+            micros(p(i, 50.0)),
+            micros(p(i, 90.0)),
+            micros(p(i, 99.0)),
+            ratio(p(i, 50.0).as_secs_f64(), p(1, 50.0).as_secs_f64()),
+            ratio(p(i, 99.0).as_secs_f64(), p(1, 99.0).as_secs_f64()),
+        ]);
+    }
+    report.end_section();
+    let vs = |i: usize, j: usize, q: f64| p(i, q).as_secs_f64() / p(j, q).as_secs_f64();
+    report.target(
+        "echo p50 ≤ 1.3× native",
+        format!("{:.2}×", vs(0, 1, 50.0)),
+        vs(0, 1, 50.0) <= 1.3,
+    );
+    report.target(
+        "echo p99 ≤ 1.3× native",
+        format!("{:.2}×", vs(0, 1, 99.0)),
+        vs(0, 1, 99.0) <= 1.3,
+    );
+    report.target(
+        "echo p50 ≤ 0.5× rmcp",
+        format!("{:.2}×", vs(0, 2, 50.0)),
+        vs(0, 2, 50.0) <= 0.5,
+    );
+}
+
+fn echo_throughput(report: &mut Report, subjects: &mut [Subject], echo: &ToolCall, sizes: &Sizes) {
+    const WINDOWS: [usize; 3] = [1, 16, 64];
+    report.section(
+        "Echo throughput (stdio)",
+        &format!(
+            "{} calls with 1, 16 or 64 sent and not yet answered at every moment; median of {} rounds, the servers taking turns.",
+            sizes.throughput_calls, sizes.throughput_rounds
+        ),
+        &["server", "1 in flight", "16 in flight", "64 in flight", "p99 at 16", "16 vs 1"],
+    );
+    let mut rates = vec![[0.0; 3]; subjects.len()];
+    let mut p99_at_16 = vec![Duration::ZERO; subjects.len()];
+    for (w, &window) in WINDOWS.iter().enumerate() {
+        let mut runs: Vec<Vec<f64>> = vec![Vec::new(); subjects.len()];
+        let mut latencies: Vec<Vec<Duration>> = vec![Vec::new(); subjects.len()];
+        for _ in 0..sizes.throughput_rounds {
+            for (i, subject) in subjects.iter_mut().enumerate() {
+                let run = subject.client.throughput(echo, window, sizes.throughput_calls);
+                runs[i].push(sizes.throughput_calls as f64 / run.elapsed.as_secs_f64());
+                latencies[i].extend(run.latencies);
+            }
+        }
+        for (i, mut r) in runs.into_iter().enumerate() {
+            r.sort_by(f64::total_cmp);
+            rates[i][w] = r[r.len() / 2];
+            if window == 16 {
+                p99_at_16[i] = percentile(&latencies[i], 99.0);
+            }
+        }
+    }
+    for (i, subject) in subjects.iter().enumerate() {
+        report.row(&[
+            subject.name.to_string(),
+            format!("{:.0}/s", rates[i][0]),
+            format!("{:.0}/s", rates[i][1]),
+            format!("{:.0}/s", rates[i][2]),
+            micros(p99_at_16[i]),
+            ratio(rates[i][1], rates[i][0]),
+        ]);
+    }
+    report.end_section();
+    report.target(
+        "throughput at 16 in flight ≥ 2× rmcp",
+        ratio(rates[0][1], rates[2][1]),
+        rates[0][1] >= 2.0 * rates[2][1],
+    );
+    report.target(
+        "throughput at 16 in flight ≥ 1.7× at 1 in flight",
+        ratio(rates[0][1], rates[0][0]),
+        rates[0][1] >= 1.7 * rates[0][0],
+    );
+}
+
+fn cpu_bound(report: &mut Report, subjects: &mut [Subject], sizes: &Sizes) {
+    let primes = ToolCall::count_primes();
+    report.section(
+        "CPU-bound tool: count_primes (stdio)",
+        &format!(
+            "`count_primes` below {} (a sieve, no host calls): the spinner test plugin in wasm-mcp (fuel and epoch limits on, as always in the host) against the same Rust code compiled natively, served by each server and called in-process; {} calls each, one at a time, taking turns. `make bench` also runs `cargo bench -p wasm-mcp-tests --bench limits`, which measures the same wasm without fuel or epochs.",
+            crate::workloads::PRIMES_BELOW,
+            sizes.cpu_calls
+        ),
+        &["runs on", "p50", "vs native function"],
+    );
+    for subject in subjects.iter_mut() {
+        subject.client.check(&primes);
+    }
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); subjects.len() + 1];
+    for _ in 0..sizes.cpu_calls {
+        for (i, subject) in subjects.iter_mut().enumerate() {
+            samples[i].extend(subject.client.latencies(&primes, 1));
+        }
+        let started = Instant::now();
+        let text = crate::workloads::count_primes(&primes.arguments);
+        samples[subjects.len()].push(started.elapsed());
+        assert_eq!(text.as_deref(), Some(primes.expected.as_str()));
+    }
+    let native_fn = median(&samples[subjects.len()]);
+    for (i, subject) in subjects.iter().enumerate() {
+        let p50 = median(&samples[i]);
+        report.row(&[
+            subject.name.to_string(),
+            millis(p50),
+            ratio(p50.as_secs_f64(), native_fn.as_secs_f64()),
+        ]);
+    }
+    report.row(&["native function, in-process".into(), millis(native_fn), "1.00×".into()]);
+    report.end_section();
+    let ours = median(&samples[0]).as_secs_f64() / median(&samples[1]).as_secs_f64();
+    report.target(
+        "CPU-bound ≤ 1.5× native, limits on (vs the native server)",
+        format!("{ours:.2}×"),
+        ours <= 1.5,
+    );
+}
+
+/// Calls of `count_primes` kept in flight beside the echo calls of [`echo_beside_cpu`].
+const BUSY_CALLS: usize = 4;
+
+fn echo_beside_cpu(report: &mut Report, subjects: &mut [Subject], echo: &ToolCall, sizes: &Sizes) {
+    let primes = ToolCall::count_primes();
+    let count = sizes.echo_calls_per_round / 4;
+    report.section(
+        "Echo beside CPU-bound calls (stdio)",
+        &format!(
+            "{count} `echo` calls one at a time while {BUSY_CALLS} `count_primes` calls are kept in flight on the same server (more than the 2 cores): how long a trivial call waits behind busy plugins."
+        ),
+        &["server", "p50", "p90", "p99"],
+    );
+    for subject in subjects.iter_mut() {
+        let samples = subject.client.latencies_beside(echo, &primes, BUSY_CALLS, count);
+        report.row(&[
+            subject.name.to_string(),
+            micros(median(&samples)),
+            micros(percentile(&samples, 90.0)),
+            micros(percentile(&samples, 99.0)),
+        ]);
+    }
+    report.end_section();
+}
+
+fn fresh_instance(report: &mut Report, sizes: &Sizes) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let cache = tempfile::tempdir().expect("a cache directory");
+    let samples = runtime.block_on(async {
+        let plugins = PluginRuntime::new(Limits::default(), 64, 16, Some(cache.path().to_owned()))
+            .expect("the plugin runtime starts");
+        let plugin = plugins.load(&plugin_wasm("raw-echo")).await.expect("raw-echo loads");
+        let (name, arguments) = ("echo".to_string(), r#"{"message":"hi"}"#.to_string());
+        let mut samples = Vec::with_capacity(sizes.fresh_instances);
+        for i in 0..sizes.fresh_instances + sizes.fresh_instances / 10 {
+            let started = Instant::now();
+            let scope = Arc::new(CallScope::new(Arc::new(NoClient), None, CancellationToken::new()));
+            let result = plugin.call_tool(scope, &name, &arguments).await.expect("echo answers");
+            let elapsed = started.elapsed();
+            assert_eq!(result.content.len(), 1);
+            if i >= sizes.fresh_instances / 10 {
+                samples.push(elapsed);
+            }
+        }
+        samples
+    });
+    report.section(
+        "Fresh instance per call (in-process)",
+        &format!(
+            "Through the host library (`Plugin::call_tool`, pooling allocator): a new store and instance of raw-echo, the `echo` call, the instance dropped; {} calls after a warm-up.",
+            sizes.fresh_instances
+        ),
+        &["p50", "p90", "p99", "mean"],
+    );
+    let mean = samples.iter().sum::<Duration>() / samples.len() as u32;
+    let p50 = median(&samples);
+    report.row(&[
+        micros(p50),
+        micros(percentile(&samples, 90.0)),
+        micros(percentile(&samples, 99.0)),
+        micros(mean),
+    ]);
+    report.end_section();
+    report.target(
+        "fresh instance + trivial call ≤ 20 µs (p50)",
+        micros(p50),
+        p50 <= Duration::from_micros(20),
+    );
+}
+
+fn tasks(report: &mut Report, client: &mut Client, sizes: &Sizes) {
+    let plain = json!({ "name": "echo", "arguments": { "message": "hi" } });
+    let as_task = json!({ "name": "echo", "arguments": { "message": "hi" }, "task": {} });
+    let (mut plain_samples, mut task_samples) = (Vec::new(), Vec::new());
+    for _ in 0..sizes.task_calls {
+        let started = Instant::now();
+        client.request("tools/call", plain.clone());
+        plain_samples.push(started.elapsed());
+        let started = Instant::now();
+        let created = client.request("tools/call", as_task.clone());
+        let id = created["task"]["taskId"].clone();
+        let result = client.request("tasks/result", json!({ "taskId": id }));
+        task_samples.push(started.elapsed());
+        assert_eq!(result["content"][0]["text"], "hi", "the task's result");
+    }
+    report.section(
+        "Tasks (wasm-mcp, stdio)",
+        &format!(
+            "`echo` called plainly, against called as a task (`tools/call` with `task`, then `tasks/result`): two round trips instead of one; {} of each, alternating.",
+            sizes.task_calls
+        ),
+        &["", "p50", "p99"],
+    );
+    for (what, samples) in [("plain call", &plain_samples), ("task: create + result", &task_samples)] {
+        report.row(&[what.into(), micros(median(samples)), micros(percentile(samples, 99.0))]);
+    }
+    report.row(&[
+        "task overhead".into(),
+        micros(median(&task_samples).saturating_sub(median(&plain_samples))),
+        String::new(),
+    ]);
+    report.end_section();
+}
+
+fn memory(report: &mut Report, subjects: &mut [Subject], echo: &ToolCall, sizes: &Sizes) {
+    report.section(
+        "Memory: resident set over many calls (stdio)",
+        &format!(
+            "RSS after initialize and the runs above, then after every quarter of {} more `echo` calls with 16 in flight.",
+            sizes.memory_calls
+        ),
+        &["server", "before", "¼", "½", "¾", "all", "growth over the second half"],
+    );
+    let mut growth = 0.0;
+    for (i, subject) in subjects.iter_mut().enumerate() {
+        let mut rss = vec![rss_bytes(subject.client.pid())];
+        for _ in 0..4 {
+            subject.client.throughput(echo, 16, sizes.memory_calls / 4);
+            rss.push(rss_bytes(subject.client.pid()));
+        }
+        let mib = |b: u64| format!("{:.1} MiB", b as f64 / (1 << 20) as f64);
+        let half = rss[4] as f64 / (1 << 20) as f64 - rss[2] as f64 / (1 << 20) as f64;
+        if i == 0 {
+            growth = half;
+        }
+        let mut row = vec![subject.name.to_string()];
+        row.extend(rss.iter().map(|&b| mib(b)));
+        row.push(format!("{half:+.1} MiB"));
+        report.row(&row);
+    }
+    report.end_section();
+    report.target(
+        "RSS flat over 100k calls (second half grows < 1 MiB)",
+        format!("{growth:+.1} MiB"),
+        growth < 1.0,
+    );
+}
+
+/// Spawns wasm-mcp over `plugins` and times the first initialize answer and
+/// the first tools/list (which waits for the plugins present at start);
+/// returns both and the RSS once listed.
+fn start_once(plugins: &Path, cache: &Path, expected_tools: Option<usize>) -> (Duration, Duration, usize, u64) {
+    let started = Instant::now();
+    let mut client = wasm_mcp(plugins, cache, &["--page-size", "1000"]);
+    client.initialize();
+    let initialized = started.elapsed();
+    let listed = client.request("tools/list", json!({}));
+    let listed_after = started.elapsed();
+    let tools = listed["tools"].as_array().map_or(0, Vec::len);
+    if let Some(expected) = expected_tools {
+        assert_eq!(tools, expected, "the first tools/list has every tool");
+    }
+    (initialized, listed_after, tools, rss_bytes(client.pid()))
+}
+
+fn cold_start(report: &mut Report, sizes: &Sizes) {
+    report.section(
+        "Cold start (stdio)",
+        &format!(
+            "From spawning `wasm-mcp serve` to the first initialize answer, and to the first tools/list (it waits for the plugins present at start, so it has every tool). Copies of the text-tools example plugin; cold = empty compiled-code cache, warm = the cache the cold start filled. Median of {}.",
+            sizes.cold_starts
+        ),
+        &["plugins", "cache", "initialize answered", "tools/list with every tool", "RSS then"],
+    );
+    let mut per_plugin_rss = Vec::new();
+    let mut tools_per_plugin = None;
+    let mut warm_20_initialize = Duration::ZERO;
+    for count in [1usize, 20] {
+        let plugins = PluginDir::empty();
+        for i in 0..count {
+            plugins.add_plugin_as("text-tools", &format!("text-tools-{i}"));
+        }
+        let expected = tools_per_plugin.map(|n: usize| n * count);
+        for warm in [false, true] {
+            let mut runs = Vec::new();
+            for _ in 0..sizes.cold_starts {
+                let cache = tempfile::tempdir().expect("a cache directory");
+                if warm {
+                    start_once(plugins.path(), cache.path(), expected);
+                }
+                runs.push(start_once(plugins.path(), cache.path(), expected));
+            }
+            runs.sort_by_key(|r| r.0);
+            let (initialized, listed, tools, rss) = runs[runs.len() / 2];
+            tools_per_plugin.get_or_insert(tools / count);
+            if warm {
+                per_plugin_rss.push(rss);
+                if count == 20 {
+                    warm_20_initialize = initialized;
+                }
+            }
+            report.row(&[
+                count.to_string(),
+                if warm { "warm" } else { "cold" }.into(),
+                millis(initialized),
+                millis(listed),
+                format!("{:.1} MiB", rss as f64 / (1 << 20) as f64),
+            ]);
+        }
+    }
+    report.end_section();
+    let per_plugin = (per_plugin_rss[1] as f64 - per_plugin_rss[0] as f64) / 19.0 / (1 << 20) as f64;
+    report.paragraph(&format!(
+        "RSS per loaded plugin (20 against 1, warm cache): {per_plugin:.2} MiB."
+    ));
+    report.target(
+        "cold start, 20 cached plugins: initialize answered ≤ 50 ms",
+        millis(warm_20_initialize),
+        warm_20_initialize <= Duration::from_millis(50),
+    );
+}

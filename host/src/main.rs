@@ -187,14 +187,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
         None => ConfigFile::default(),
     };
     let settings = Settings::resolve(&file, &args.as_layer())?;
-    let cache_dir = if args.no_cache {
-        None
-    } else {
-        settings.cache_dir.clone().or_else(default_cache_dir)
-    };
-    if let Some(dir) = &cache_dir {
-        private_dir(dir)?;
-    }
+    let cache_dir = wasm_mcp::plugins::cache::directory(settings.cache_dir.clone(), args.no_cache)?;
     if !args.plugins.is_dir() {
         bail!(
             "the plugins directory {} does not exist; create it or pass --plugins DIR",
@@ -221,25 +214,4 @@ async fn serve(args: ServeArgs) -> Result<()> {
     };
     drop(runtime);
     served
-}
-
-/// Creates `dir` if needed, readable and writable by this user only: compiled
-/// code in it is loaded as native code.
-fn private_dir(dir: &std::path::Path) -> Result<()> {
-    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|e| anyhow::anyhow!("cannot create the cache directory {}: {e}", dir.display()))?;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-        .map_err(|e| anyhow::anyhow!("cannot restrict the cache directory {}: {e}", dir.display()))
-}
-
-/// `$XDG_CACHE_HOME/wasm-mcp`, else `~/.cache/wasm-mcp`.
-fn default_cache_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))?;
-    Some(base.join("wasm-mcp"))
 }

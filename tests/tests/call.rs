@@ -253,3 +253,101 @@ fn the_sdk_example_plugin_runs_as_a_component() {
     call(&example, &["order", "--args", r#"{"item": "lamp"}"#]).failed_saying(&["cannot ask the user", "elicitation"]);
     call(&example, &["summarize", "--args", r#"{"text": "long"}"#]).failed_saying(&["sampling"]);
 }
+
+/// `call` works the same for plugins written in Python and JavaScript (built
+/// by `make plugins` with componentize-py and componentize-js): a tool with
+/// its log and progress, a resource, a prompt, and a tool error. The first
+/// run compiles each large component into the shared cache directory; the
+/// others load it from there.
+#[test]
+fn calls_python_and_javascript_plugins() {
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().to_str().unwrap();
+    let stats = plugin_wasm("stats");
+    let with_cache = |args: &[&'static str]| -> Vec<&str> { [args, &["--cache-dir", cache_dir]].concat() };
+
+    let run = call(
+        &stats,
+        &with_cache(&["describe", "--args", r#"{"numbers": [1, 2, 3, 4]}"#]),
+    )
+    .succeeded();
+    let result = run.result();
+    assert_eq!(result["structuredContent"]["count"], 4, "{result}");
+    assert_eq!(result["structuredContent"]["mean"], 2.5, "{result}");
+    assert!(run.stderr.contains("describing 4 numbers"), "{}", run.stderr);
+    assert!(run.stderr.contains("[progress] 4"), "{}", run.stderr);
+    let about = call(&stats, &with_cache(&["--resource", "stats://about"]))
+        .succeeded()
+        .result();
+    assert!(
+        about["contents"][0]["text"].as_str().unwrap().contains("percentile"),
+        "{about}"
+    );
+    let prompt = call(
+        &stats,
+        &with_cache(&["--prompt", "explain", "--args", r#"{"numbers": "1,2"}"#]),
+    )
+    .succeeded()
+    .result();
+    assert!(
+        prompt["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("[1,2]"),
+        "{prompt}"
+    );
+    call(
+        &stats,
+        &with_cache(&["percentile", "--args", r#"{"numbers": [1], "p": 101}"#]),
+    )
+    .failed_saying(&["p must be between 0 and 100"]);
+
+    let textkit = plugin_wasm("textkit");
+    let run = call(
+        &textkit,
+        &with_cache(&["convert_case", "--args", r#"{"text": "helloWasmWorld", "to": "kebab"}"#]),
+    )
+    .succeeded();
+    assert_eq!(run.result()["content"][0]["text"], "hello-wasm-world", "{}", run.stdout);
+    let run = call(
+        &textkit,
+        &with_cache(&["char_stats", "--args", r#"{"text": "ab 1\n!"}"#]),
+    )
+    .succeeded();
+    assert!(
+        run.stderr.contains("counting 6 characters on 2 lines"),
+        "{}",
+        run.stderr
+    );
+    let cases = call(&textkit, &with_cache(&["--resource", "textkit://cases"]))
+        .succeeded()
+        .result();
+    assert!(
+        cases["contents"][0]["text"].as_str().unwrap().contains("pascal"),
+        "{cases}"
+    );
+    let prompt = call(
+        &textkit,
+        &with_cache(&["--prompt", "rename", "--args", r#"{"identifier": "x1"}"#]),
+    )
+    .succeeded()
+    .result();
+    assert!(
+        prompt["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("`x1`"),
+        "{prompt}"
+    );
+    call(
+        &textkit,
+        &with_cache(&["convert_case", "--args", r#"{"text": "a", "to": "title"}"#]),
+    )
+    .failed_saying(&["/to: \"title\" is not one of"]);
+
+    let cached = std::fs::read_dir(cache.path()).unwrap().count();
+    assert!(
+        cached >= 2,
+        "both components are in the cache directory ({cached} entries)"
+    );
+}

@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 
 use crate::config::{ConfigFile, Settings};
 use crate::manifest::Manifest;
-use crate::plugins::{PluginRuntime, plugin_name};
+use crate::plugins::{PluginRuntime, cache, plugin_name};
 use crate::session::{Outgoing, Server, Session};
 
 /// The arguments of `wasm-mcp call`.
@@ -46,6 +46,12 @@ pub struct CallArgs {
     /// A TOML file of host-wide settings, as for `serve` (its [limits] apply).
     #[arg(long, value_name = "FILE", env = "WASM_MCP_CONFIG")]
     pub config: Option<PathBuf>,
+    /// Directory for compiled plugins, shared with `serve` [default: $XDG_CACHE_HOME/wasm-mcp or ~/.cache/wasm-mcp].
+    #[arg(long, value_name = "DIR", env = "WASM_MCP_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Compile the plugin instead of using cached compiled code.
+    #[arg(long, conflicts_with = "cache_dir")]
+    pub no_cache: bool,
 }
 
 /// What to ask the plugin.
@@ -136,10 +142,16 @@ async fn run(args: &CallArgs) -> Result<()> {
         Some(path) => Manifest::load(path)?,
         None => Manifest::for_plugin(&args.plugin)?.0,
     };
+    // The same compiled-code cache as `serve`: a large (Python, JavaScript)
+    // component is compiled once, not on every call.
+    let cache_dir = cache::directory(args.cache_dir.clone().or(settings.cache_dir.clone()), args.no_cache)?;
     // Held until the call ends: it owns the epoch ticker that enforces deadlines.
-    // No disk cache: one call compiles its plugin once anyway, and the cache
-    // directory is `serve`'s to create and keep private.
-    let runtime = PluginRuntime::new(settings.limits, settings.max_calls, settings.max_calls_per_plugin, None)?;
+    let runtime = PluginRuntime::new(
+        settings.limits,
+        settings.max_calls,
+        settings.max_calls_per_plugin,
+        cache_dir,
+    )?;
     let plugin = runtime
         .load_with_manifest(&args.plugin, manifest)
         .await

@@ -54,6 +54,35 @@ impl Hasher for ShaHasher {
     }
 }
 
+/// The cache directory to use: `configured`, else `$XDG_CACHE_HOME/wasm-mcp`
+/// or `~/.cache/wasm-mcp`; none when `disabled`. It is created if needed,
+/// readable and writable by this user only: compiled code in it is loaded as
+/// native code.
+pub fn directory(configured: Option<PathBuf>, disabled: bool) -> Result<Option<PathBuf>> {
+    if disabled {
+        return Ok(None);
+    }
+    let Some(dir) = configured.or_else(default_directory) else {
+        return Ok(None);
+    };
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .with_context(|| format!("cannot create the cache directory {}", dir.display()))?;
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o700))
+        .with_context(|| format!("cannot restrict the cache directory {}", dir.display()))?;
+    Ok(Some(dir))
+}
+
+fn default_directory() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))?;
+    Some(base.join("wasm-mcp"))
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

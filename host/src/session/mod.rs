@@ -23,7 +23,7 @@ use tokio_util::task::TaskTracker;
 
 pub use server::{Server, ServerConfig};
 
-use crate::protocol::jsonrpc::{self, INVALID_REQUEST, PARSE_ERROR, SERVER_ERROR};
+use crate::protocol::jsonrpc::{self, INVALID_REQUEST, SERVER_ERROR};
 use crate::protocol::{Incoming, LogLevel, RequestId, RpcError};
 use crate::tasks::TaskStore;
 use client::{ClientCapabilities, PendingClientRequests};

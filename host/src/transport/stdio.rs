@@ -65,7 +65,9 @@ fn read_messages(session: &Weak<Session>, max_message_bytes: usize) -> Result<()
     let mut line = Vec::with_capacity(4096);
     loop {
         let read = read_line(&mut stdin, &mut line, max_message_bytes)?;
-        let Some(session) = session.upgrade() else { return Ok(()) };
+        let Some(session) = session.upgrade() else {
+            return Ok(());
+        };
         match read {
             Line::End => return Ok(()),
             Line::TooLong => session.refuse_oversized_message(),

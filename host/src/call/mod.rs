@@ -164,20 +164,20 @@ async fn run(args: &CallArgs) -> Result<()> {
     let (outbox, mut outgoing) = mpsc::unbounded_channel::<Outgoing>();
     let session = Session::new(server, outbox);
     session.handle(
-        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": crate::protocol::LATEST_PROTOCOL_VERSION,
             "capabilities": {},
             "clientInfo": { "name": "wasm-mcp call", "version": env!("CARGO_PKG_VERSION") },
         }})
         .to_string(),
     );
-    session.handle(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
+    session.handle(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
     session.handle(
-        &json!({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "debug"}}).to_string(),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "debug"}}).to_string(),
     );
     let mut params = request.params();
     params["_meta"] = json!({ "progressToken": "call" });
-    session.handle(&json!({"jsonrpc": "2.0", "id": 2, "method": request.method(), "params": params}).to_string());
+    session.handle(json!({"jsonrpc": "2.0", "id": 2, "method": request.method(), "params": params}).to_string());
 
     let result = loop {
         let Some(out) = outgoing.recv().await else {

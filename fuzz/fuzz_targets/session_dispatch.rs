@@ -64,6 +64,7 @@ fn host() -> &'static Host {
                 ..TaskSettings::default()
             },
             ping_interval: None,
+            ..ServerConfig::default()
         });
         runtime.block_on(async {
             for path in PLUGINS {
@@ -124,7 +125,7 @@ fuzz_target!(|data: &[u8]| {
                 session.handle(line);
             }
         }
-        let closing = session.close(Duration::from_secs(10));
+        let closing = session.close(Duration::from_secs(10), "the input ended");
         tokio::time::timeout(Duration::from_secs(20), closing)
             .await
             .expect("the session ends in bounded time");

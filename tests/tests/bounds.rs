@@ -312,3 +312,80 @@ fn a_bound_of_zero_or_a_negative_grace_stops_the_start_naming_the_setting() {
         assert!(output.stdout.is_empty(), "nothing on stdout: {:?}", output.stdout);
     }
 }
+
+/// A client that keeps sending but never reads cannot make the server queue
+/// answers without end: once `--max-pending-requests` answers wait to be
+/// written, the server stops reading stdin (the client's writes block) until
+/// the client reads again; then every request is answered.
+#[test]
+fn a_client_that_does_not_read_its_answers_is_held_back_not_queued_for() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
+
+    const PINGS: usize = 50_000;
+    let dir = PluginDir::empty();
+    let mut child = Command::new(wasm_mcp_tests::binary())
+        .args(["serve", "--no-watch", "--max-pending-requests", "16", "--plugins"])
+        .arg(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start wasm-mcp");
+    let mut stdin = child.stdin.take().unwrap();
+    let written = Arc::new(AtomicUsize::new(0));
+    let sender = {
+        let written = written.clone();
+        std::thread::spawn(move || {
+            for id in 0..PINGS {
+                let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n");
+                stdin
+                    .write_all(line.as_bytes())
+                    .expect("the server reads again once answers are read");
+                written.fetch_add(1, Ordering::Relaxed);
+            }
+            stdin
+        })
+    };
+
+    // Wait until the client's writes stop making progress (or all went through).
+    let mut last = usize::MAX;
+    let mut still_since = Instant::now();
+    loop {
+        std::thread::sleep(Duration::from_millis(100));
+        let now = written.load(Ordering::Relaxed);
+        if now == PINGS {
+            break;
+        }
+        if now != last {
+            last = now;
+            still_since = Instant::now();
+        } else if still_since.elapsed() > Duration::from_secs(1) {
+            break;
+        }
+    }
+    let held_at = written.load(Ordering::Relaxed);
+    assert!(
+        held_at < PINGS,
+        "the server read all {PINGS} requests while none of its answers were read"
+    );
+
+    // Reading the answers lets the client go on, and every ping is answered once.
+    let mut answered = vec![false; PINGS];
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    for _ in 0..PINGS {
+        line.clear();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "the server stopped answering");
+        let answer: Value = serde_json::from_str(&line).unwrap();
+        let id = answer["id"].as_u64().unwrap() as usize;
+        assert!(answer.get("result").is_some(), "{answer}");
+        assert!(!std::mem::replace(&mut answered[id], true), "ping {id} answered twice");
+    }
+    drop(sender.join().unwrap());
+    assert!(child.wait().unwrap().success());
+    eprintln!("the client was held after {held_at} of {PINGS} requests");
+}

@@ -7,9 +7,14 @@
 //! stdin and stdout each have a thread of their own doing plain blocking I/O:
 //! tokio's stdin and stdout would hand every read and write to its blocking
 //! pool, a thread hop (and a wake-up) per message in each direction.
+//!
+//! A client that sends but does not read cannot make the server queue
+//! answers without end: once `max_pending_requests` messages wait to be
+//! written (counting lines read since the writer last looked, each of which
+//! may be answered), the reader stops reading stdin until the writer catches up.
 
 use std::io::{BufRead, Write};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 
 use anyhow::Result;
 use tokio::sync::{mpsc, oneshot};
@@ -23,11 +28,13 @@ const WRITE_BATCH_BYTES: usize = 64 << 10;
 pub async fn serve(server: Arc<Server>) -> Result<()> {
     let grace = server.config.shutdown_grace;
     let max_message_bytes = server.config.max_message_bytes;
+    let backlog = Arc::new(Backlog::new(server.config.max_pending_requests));
     let (outbox, outgoing) = mpsc::unbounded_channel::<Outgoing>();
     let session = Session::new(server, outbox);
+    let writing = backlog.clone();
     let writer = std::thread::Builder::new()
         .name("stdout".into())
-        .spawn(move || write_messages(outgoing))?;
+        .spawn(move || write_messages(outgoing, &writing))?;
 
     // The reader hands each line to the session on its own thread; requests
     // that reach plugins are spawned onto the runtime from there. It holds the
@@ -39,7 +46,7 @@ pub async fn serve(server: Arc<Server>) -> Result<()> {
     let runtime = tokio::runtime::Handle::current();
     std::thread::Builder::new().name("stdin".into()).spawn(move || {
         let _runtime = runtime.enter();
-        let _ = closed.send(read_messages(&reading, max_message_bytes));
+        let _ = closed.send(read_messages(&reading, max_message_bytes, &backlog));
     })?;
     let read = tokio::select! {
         read = stdin_closed => {
@@ -60,10 +67,11 @@ pub async fn serve(server: Arc<Server>) -> Result<()> {
 
 /// Hands every line of stdin to the session, until stdin closes or the
 /// session is gone.
-fn read_messages(session: &Weak<Session>, max_message_bytes: usize) -> Result<()> {
+fn read_messages(session: &Weak<Session>, max_message_bytes: usize, backlog: &Backlog) -> Result<()> {
     let mut stdin = std::io::stdin().lock();
     let mut line = Vec::with_capacity(4096);
     loop {
+        backlog.wait_for_room();
         let read = read_line(&mut stdin, &mut line, max_message_bytes)?;
         let Some(session) = session.upgrade() else {
             return Ok(());
@@ -74,6 +82,62 @@ fn read_messages(session: &Weak<Session>, max_message_bytes: usize) -> Result<()
             Line::Complete if line.trim_ascii().is_empty() => {}
             Line::Complete => session.handle(&line),
         }
+    }
+}
+
+/// How far the writer is behind while it is writing: the messages still
+/// queued when its write began, plus the lines read since (each may be
+/// answered). The reader waits while that reaches the limit; an idle writer
+/// (waiting for messages) is never behind.
+struct Backlog {
+    limit: usize,
+    state: Mutex<BacklogState>,
+    caught_up: Condvar,
+}
+
+#[derive(Default)]
+struct BacklogState {
+    writing: bool,
+    queued: usize,
+    read_since: usize,
+}
+
+impl Backlog {
+    fn new(limit: usize) -> Self {
+        Self {
+            limit,
+            state: Mutex::default(),
+            caught_up: Condvar::new(),
+        }
+    }
+
+    /// Blocks the reader while the writer is `limit` messages behind.
+    fn wait_for_room(&self) {
+        let state = self.state.lock().unwrap();
+        let mut state = self
+            .caught_up
+            .wait_while(state, |s| s.writing && s.queued + s.read_since >= self.limit)
+            .unwrap();
+        state.read_since += 1;
+    }
+
+    /// The writer begins a write with `queued` more messages waiting after it.
+    fn writing(&self, queued: usize) {
+        self.set(BacklogState {
+            writing: true,
+            queued,
+            read_since: 0,
+        });
+    }
+
+    /// The writer waits for messages, or is gone: nothing is behind it.
+    fn idle(&self) {
+        self.set(BacklogState::default());
+    }
+
+    fn set(&self, state: BacklogState) {
+        *self.state.lock().unwrap() = state;
+        self.caught_up.notify_one();
     }
 }
 
@@ -128,9 +192,10 @@ fn read_line(reader: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> std::i
 
 /// Writes every message to stdout, one per line; what is queued together
 /// goes out in one write and one flush.
-fn write_messages(mut outgoing: mpsc::UnboundedReceiver<Outgoing>) {
+fn write_messages(mut outgoing: mpsc::UnboundedReceiver<Outgoing>, backlog: &Backlog) {
     let mut stdout = std::io::stdout().lock();
     let mut batch = Vec::with_capacity(4096);
+    backlog.idle();
     while let Some(out) = outgoing.blocking_recv() {
         batch.clear();
         let mut next = Some(out);
@@ -143,7 +208,10 @@ fn write_messages(mut outgoing: mpsc::UnboundedReceiver<Outgoing>) {
                 None
             };
         }
-        if stdout.write_all(&batch).is_err() || stdout.flush().is_err() {
+        backlog.writing(outgoing.len());
+        let written = stdout.write_all(&batch).and_then(|()| stdout.flush());
+        backlog.idle();
+        if written.is_err() {
             break;
         }
     }

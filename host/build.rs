@@ -4,4 +4,5 @@
 fn main() {
     println!("cargo:rerun-if-changed=templates");
     println!("cargo:rerun-if-changed=../sdk-guest/src");
+    println!("cargo:rerun-if-changed=../sdk-guest/examples");
 }

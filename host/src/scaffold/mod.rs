@@ -24,6 +24,8 @@ static RUST: Dir = include_dir!("$CARGO_MANIFEST_DIR/templates/rust");
 static PYTHON: Dir = include_dir!("$CARGO_MANIFEST_DIR/templates/python");
 static JS: Dir = include_dir!("$CARGO_MANIFEST_DIR/templates/js");
 static SDK_SOURCE: Dir = include_dir!("$CARGO_MANIFEST_DIR/../sdk-guest/src");
+// The SDK's manifest names its examples, so they come along.
+static SDK_EXAMPLES: Dir = include_dir!("$CARGO_MANIFEST_DIR/../sdk-guest/examples");
 const SDK_MANIFEST: &str = include_str!("../../../sdk-guest/Cargo.toml");
 const WIT: &str = include_str!("../../../wit/plugin.wit");
 const PYTHON_HELPER: &str = include_str!("../../../plugins/python/wasm_mcp.py");
@@ -138,6 +140,12 @@ fn files(name: &str, lang: Lang) -> Result<Vec<(PathBuf, String)>> {
         Lang::Rust => {
             files.push(("wasm-mcp-sdk/Cargo.toml".into(), SDK_MANIFEST.to_owned()));
             collect(&SDK_SOURCE, Path::new("wasm-mcp-sdk/src"), &mut files, &str::to_owned);
+            collect(
+                &SDK_EXAMPLES,
+                Path::new("wasm-mcp-sdk/examples"),
+                &mut files,
+                &str::to_owned,
+            );
         }
         Lang::Python => {
             files.push(("wasm_mcp.py".into(), PYTHON_HELPER.to_owned()));

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use axum::http::StatusCode;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use super::access::Credential;
@@ -25,6 +25,9 @@ pub struct HttpSession {
     pub version: &'static str,
     credential: Credential,
     activity: Arc<Activity>,
+    /// Asks the task routing the session's messages to route all it has been
+    /// sent so far, then answer.
+    flush: mpsc::UnboundedSender<oneshot::Sender<()>>,
 }
 
 /// When a session was last used, and how many connections hold it open.
@@ -75,6 +78,11 @@ impl HttpSession {
     /// still reach the open streams, which close last.
     async fn shut_down(&self, grace: Duration) {
         self.session.close(grace, "the server is shutting down").await;
+        let (flushed, routed) = oneshot::channel();
+        if self.flush.send(flushed).is_ok() {
+            // An error means the router ended: everything was routed.
+            let _ = routed.await;
+        }
         self.streams.close();
         tracing::debug!(session = %self.id, "HTTP session ended: the server is stopping");
     }
@@ -125,6 +133,7 @@ impl Sessions {
     pub fn create(&self, credential: Credential, version: &'static str) -> Result<Arc<HttpSession>, HttpError> {
         self.full()?;
         let (outbox, mut outgoing) = mpsc::unbounded_channel::<Outgoing>();
+        let (flush, mut flushes) = mpsc::unbounded_channel::<oneshot::Sender<()>>();
         let http_session = Arc::new(HttpSession {
             id: new_session_id(),
             session: Session::new(self.server.clone(), outbox),
@@ -135,12 +144,24 @@ impl Sessions {
                 last_seen: Mutex::new(Instant::now()),
                 open: AtomicUsize::new(0),
             }),
+            flush,
         });
         let streams = http_session.streams.clone();
         let id = http_session.id.clone();
         tokio::spawn(async move {
-            while let Some(out) = outgoing.recv().await {
-                streams.route(out);
+            loop {
+                tokio::select! {
+                    out = outgoing.recv() => match out {
+                        Some(out) => streams.route(out),
+                        None => break,
+                    },
+                    Some(flushed) = flushes.recv() => {
+                        while let Ok(out) = outgoing.try_recv() {
+                            streams.route(out);
+                        }
+                        let _ = flushed.send(());
+                    }
+                }
             }
             // Every sender is gone: the session and all its calls are dropped.
             tracing::debug!(session = %id, "HTTP session freed");

@@ -626,6 +626,8 @@ fn beyond_the_per_plugin_limit_calls_queue_and_a_queued_task_says_so() {
     let mut server = StdioServer::start_with_args(spinner_dir(), &args);
     server.initialize(json!({}));
     let busy = task_id(&start_task(&mut server, "spin", json!({}), json!({})));
+    // The second task is started once the first holds the plugin's one slot.
+    server.wait_for_cpu("the `spin` task burning CPU", |t| t >= full_core() / 3);
     let queued = task_id(&start_task(&mut server, "sleep", json!({"ms": 1}), json!({})));
     let queued_message = "queued: waiting for a free slot to run";
     wait_status(&mut server, &queued, "working", Some(queued_message));
@@ -673,6 +675,8 @@ fn beyond_the_host_wide_limit_calls_of_other_plugins_queue_too() {
     let mut server = StdioServer::start_with_args(dir, &args);
     server.initialize(json!({}));
     let busy = task_id(&start_task(&mut server, "spin", json!({}), json!({})));
+    // The second task is started once the first holds the one slot.
+    server.wait_for_cpu("the `spin` task burning CPU", |t| t >= full_core() / 3);
     let queued = task_id(&start_quick_task(&mut server, json!({})));
     wait_status(
         &mut server,
@@ -695,6 +699,8 @@ fn a_manifest_can_limit_its_plugins_concurrent_calls() {
     let mut server = StdioServer::start_with_args(dir, &NO_LIMITS);
     server.initialize(json!({}));
     let busy = task_id(&start_task(&mut server, "spin_checked", json!({}), json!({})));
+    // The second task is started once the first holds the plugin's one slot.
+    server.wait_for_cpu("the `spin_checked` task burning CPU", |t| t >= full_core() / 3);
     let queued = task_id(&start_task(&mut server, "sleep", json!({"ms": 1}), json!({})));
     wait_status(
         &mut server,

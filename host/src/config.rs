@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
-use crate::manifest::{LimitSettings, MAX_DURATION_SECS, seconds};
+use crate::manifest::{LimitSettings, MAX_DURATION_SECS, positive_secs};
 use crate::plugins::Limits;
 use crate::session::ServerConfig;
 use crate::tasks::TaskSettings;
@@ -123,9 +123,7 @@ impl Settings {
             .client_timeout_secs
             .or(file.server.client_timeout_secs)
             .unwrap_or(300.0);
-        let client_timeout = seconds(client_timeout).ok_or_else(|| {
-            anyhow::anyhow!("client timeout must be a positive number of seconds, at most {MAX_DURATION_SECS}")
-        })?;
+        let client_timeout = positive_secs(client_timeout, "client timeout")?;
         let defaults_server = ServerConfig::default();
         let page_size = flags
             .server
@@ -184,13 +182,7 @@ impl Settings {
                     .server
                     .ping_interval_secs
                     .or(file.server.ping_interval_secs)
-                    .map(|secs| {
-                        seconds(secs).ok_or_else(|| {
-                            anyhow::anyhow!(
-                                "ping interval must be a positive number of seconds, at most {MAX_DURATION_SECS}"
-                            )
-                        })
-                    })
+                    .map(|secs| positive_secs(secs, "ping interval"))
                     .transpose()?,
                 ..defaults_server
             },

@@ -55,6 +55,16 @@ impl Trigger {
             Trigger::Signal(signal) => server.send_signal(signal),
         }
     }
+
+    /// The server exits, with status 0.
+    fn assert_clean_exit(self, server: &mut StdioServer) {
+        let status = server.wait_for_exit(&format!("{self:?}"));
+        assert!(
+            status.success(),
+            "{self:?}: exit {status}; stderr:\n{}",
+            server.stderr()
+        );
+    }
 }
 
 /// Sends a request, then a ping: once the ping is answered, the request is
@@ -114,12 +124,7 @@ fn running_calls_finish_within_the_grace_and_their_responses_are_delivered() {
                 && n["params"]["taskId"] == task
                 && n["params"]["status"] == "completed"
         });
-        let status = server.wait_for_exit(&format!("{trigger:?}"));
-        assert!(
-            status.success(),
-            "{trigger:?}: exit {status}; stderr:\n{}",
-            server.stderr()
-        );
+        trigger.assert_clean_exit(&mut server);
     }
 }
 
@@ -144,12 +149,7 @@ fn calls_still_running_after_the_grace_are_stopped_with_an_error_and_tasks_end_c
         });
         assert_eq!(cancelled["params"]["status"], "cancelled", "{trigger:?}");
         assert_says_shutting_down(cancelled["params"]["statusMessage"].as_str().unwrap());
-        let status = server.wait_for_exit(&format!("{trigger:?}"));
-        assert!(
-            status.success(),
-            "{trigger:?}: exit {status}; stderr:\n{}",
-            server.stderr()
-        );
+        trigger.assert_clean_exit(&mut server);
     }
 }
 

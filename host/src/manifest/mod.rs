@@ -21,9 +21,13 @@ pub use network::{HostPattern, IpNet, NetRule, NetworkSettings, PortRange};
 /// longer would overflow the clock it is added to.
 pub const MAX_DURATION_SECS: u64 = 365 * 24 * 3600;
 
-/// `secs` as a duration, if it is a positive number of seconds no longer than [`MAX_DURATION_SECS`].
-pub fn seconds(secs: f64) -> Option<Duration> {
-    (secs.is_finite() && secs > 0.0 && secs <= MAX_DURATION_SECS as f64).then(|| Duration::from_secs_f64(secs))
+/// `secs` as a duration, if it is a positive number of seconds no longer than
+/// [`MAX_DURATION_SECS`]; else an error naming the setting (`what`).
+pub fn positive_secs(secs: f64, what: &str) -> Result<Duration> {
+    if !(secs.is_finite() && secs > 0.0 && secs <= MAX_DURATION_SECS as f64) {
+        bail!("{what} must be a positive number of seconds, at most {MAX_DURATION_SECS}");
+    }
+    Ok(Duration::from_secs_f64(secs))
 }
 
 /// Limit settings, as written in a manifest or the host's config file.
@@ -54,11 +58,7 @@ impl LimitSettings {
             limits.fuel = fuel;
         }
         if let Some(secs) = self.timeout_secs {
-            limits.deadline = seconds(secs).ok_or_else(|| {
-                anyhow::anyhow!(
-                    "{origin}: timeout_secs must be a positive number of seconds, at most {MAX_DURATION_SECS}"
-                )
-            })?;
+            limits.deadline = positive_secs(secs, &format!("{origin}: timeout_secs"))?;
         }
         if let Some(mib) = self.memory_mib {
             if mib == 0 || mib > crate::plugins::MAX_MEMORY_MIB {

@@ -157,7 +157,7 @@ impl Session {
             return self.send(jsonrpc::error_response(Some(&id), &error), None);
         }
         // While closing, only what helps the client collect running work is served.
-        if self.closing.load(Ordering::Relaxed) && method != "ping" && !method.starts_with("tasks/") {
+        if self.closing.load(Ordering::Acquire) && method != "ping" && !method.starts_with("tasks/") {
             let error = RpcError::new(
                 SERVER_ERROR,
                 format!("The server is shutting down and accepts no new requests (\"{method}\" refused)"),
@@ -261,11 +261,15 @@ impl Session {
 
     /// Sends notifications/message if the session's level lets it through.
     pub fn log(&self, level: LogLevel, logger: &str, data: Value, related_request: Option<RequestId>) {
-        let state = self.state.lock().unwrap();
-        if state.phase == Phase::Initialized && level >= state.log_level {
-            drop(state);
+        if self.wants_log(level) {
             self.send_log(level, logger, data, related_request);
         }
+    }
+
+    /// Whether the client, once initialized, asked for messages of `level`.
+    fn wants_log(&self, level: LogLevel) -> bool {
+        let state = self.state.lock().unwrap();
+        state.phase == Phase::Initialized && level >= state.log_level
     }
 
     /// Sends a plugin's log message within the plugin's log rate (see [`LogRate`]).
@@ -276,12 +280,7 @@ impl Session {
         data: Value,
         related_request: Option<RequestId>,
     ) {
-        let state = self.state.lock().unwrap();
-        if state.phase != Phase::Initialized || level < state.log_level {
-            return;
-        }
-        drop(state);
-        if self.log_rate.admit(plugin, Arc::downgrade(self)) {
+        if self.wants_log(level) && self.log_rate.admit(plugin, Arc::downgrade(self)) {
             self.send_log(level, plugin, data, related_request);
         }
     }
@@ -291,12 +290,17 @@ impl Session {
         self.notify("notifications/message", params, related_request);
     }
 
+    /// From now on, new requests are refused (ping and `tasks/*` are still served).
+    pub fn refuse_new_requests(&self) {
+        self.closing.store(true, Ordering::Release);
+    }
+
     /// Closes the session: new requests are refused; requests and tasks in
     /// flight get up to `grace` to finish; then requests still running are
     /// stopped (and answered with an error saying `why`), and tasks still
     /// running end as cancelled, with `why` as their status message.
     pub async fn close(&self, grace: Duration, why: &str) {
-        self.closing.store(true, Ordering::Relaxed);
+        self.refuse_new_requests();
         self.running.close();
         if tokio::time::timeout(grace, self.running.wait()).await.is_err() {
             let _ = self.stopped.set(why.to_owned());

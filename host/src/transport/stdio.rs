@@ -48,16 +48,13 @@ pub async fn serve(server: Arc<Server>) -> Result<()> {
         let _runtime = runtime.enter();
         let _ = closed.send(read_messages(&reading, max_message_bytes, &backlog));
     })?;
-    let read = tokio::select! {
-        read = stdin_closed => {
-            tracing::info!("stdin closed; shutting down");
-            read.unwrap_or(Ok(()))
-        }
-        _ = shutdown_signal() => {
-            tracing::info!("signal received; shutting down");
-            Ok(())
-        }
+    let (read, cause) = tokio::select! {
+        read = stdin_closed => (read.unwrap_or(Ok(())), "stdin closed"),
+        _ = shutdown_signal() => (Ok(()), "signal received"),
     };
+    // New requests are refused from before the shutdown is announced.
+    session.refuse_new_requests();
+    tracing::info!("{cause}; shutting down");
     session.close(grace, "the server is shutting down").await;
     drop(session);
     // The writer ends once every sender (the session and its calls) is gone.

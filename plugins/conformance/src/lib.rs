@@ -77,11 +77,14 @@ fn tool_with_logging(_: NoArgs) -> &'static str {
 }
 
 fn tool_with_progress(_: NoArgs) -> &'static str {
-    for (i, step) in [0.0, 50.0, 100.0].into_iter().enumerate() {
-        if i > 0 {
-            sleep(STEP);
-        }
+    // A pause follows every step, the last too: a client may handle a
+    // notification only after the read that carried it (the TypeScript SDK
+    // runs progress handlers in a microtask and forgets a request's handler
+    // when its response arrives), so the last one must not share a read with
+    // the response.
+    for step in [0.0, 50.0, 100.0] {
         host::progress(step, Some(100.0), Some(&format!("Completed step {step} of 100")));
+        sleep(STEP);
     }
     "Progress notifications sent: 0, 50 and 100 of 100"
 }

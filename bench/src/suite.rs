@@ -8,8 +8,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
-use wasm_mcp::plugins::scope::NoClient;
 use wasm_mcp::plugins::{CallScope, Limits, PluginRuntime};
 use wasm_mcp_tests::{PluginDir, binary, plugin_wasm};
 
@@ -324,48 +322,58 @@ fn echo_beside_cpu(report: &mut Report, subjects: &mut [Subject], echo: &ToolCal
 }
 
 fn fresh_instance(report: &mut Report, sizes: &Sizes) {
+    // One thread: the work a call leaves behind (dropping its instance, making
+    // the next one ahead) runs on it too, before the next call.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("a tokio runtime");
     let cache = tempfile::tempdir().expect("a cache directory");
-    let samples = runtime.block_on(async {
+    let (calls, cycles) = runtime.block_on(async {
         let plugins = PluginRuntime::new(Limits::default(), 64, 16, Some(cache.path().to_owned()))
             .expect("the plugin runtime starts");
         let plugin = plugins.load(&plugin_wasm("raw-echo")).await.expect("raw-echo loads");
         let (name, arguments) = ("echo".to_string(), r#"{"message":"hi"}"#.to_string());
-        let mut samples = Vec::with_capacity(sizes.fresh_instances);
+        let (mut calls, mut cycles) = (Vec::new(), Vec::new());
         for i in 0..sizes.fresh_instances + sizes.fresh_instances / 10 {
             let started = Instant::now();
-            let scope = Arc::new(CallScope::new(Arc::new(NoClient), None, CancellationToken::new()));
+            let scope = Arc::new(CallScope::detached());
             let result = plugin.call_tool(scope, &name, &arguments).await.expect("echo answers");
-            let elapsed = started.elapsed();
+            let answered = started.elapsed();
+            tokio::task::yield_now().await;
+            let cycle = started.elapsed();
             assert_eq!(result.content.len(), 1);
             if i >= sizes.fresh_instances / 10 {
-                samples.push(elapsed);
+                calls.push(answered);
+                cycles.push(cycle);
             }
         }
-        samples
+        (calls, cycles)
     });
     report.section(
         "Fresh instance per call (in-process)",
         &format!(
-            "Through the host library (`Plugin::call_tool`, pooling allocator): a new store and instance of raw-echo, the `echo` call, the instance dropped; {} calls after a warm-up.",
+            "Through the host library (`Plugin::call_tool`, pooling allocator), on one thread; {} calls of raw-echo's `echo` after a warm-up, each in an instance no call has used. \
+             *Answered*: until the call returns, on the instance made ahead of it. *Whole cycle*: until the work it leaves behind is done too (its instance dropped, the next one made): \
+             instantiate + call + drop.",
             sizes.fresh_instances
         ),
-        &["p50", "p90", "p99", "mean"],
+        &["", "p50", "p90", "p99", "mean"],
     );
-    let mean = samples.iter().sum::<Duration>() / samples.len() as u32;
-    let p50 = median(&samples);
-    report.row(&[
-        micros(p50),
-        micros(percentile(&samples, 90.0)),
-        micros(percentile(&samples, 99.0)),
-        micros(mean),
-    ]);
+    for (what, samples) in [("answered", &calls), ("whole cycle", &cycles)] {
+        let mean = samples.iter().sum::<Duration>() / samples.len() as u32;
+        report.row(&[
+            what.to_string(),
+            micros(median(samples)),
+            micros(percentile(samples, 90.0)),
+            micros(percentile(samples, 99.0)),
+            micros(mean),
+        ]);
+    }
     report.end_section();
+    let p50 = median(&cycles);
     report.target(
-        "fresh instance + trivial call ≤ 20 µs (p50)",
+        "fresh instance + trivial call ≤ 20 µs (p50 of the whole cycle)",
         micros(p50),
         p50 <= Duration::from_micros(20),
     );

@@ -84,7 +84,9 @@ fn human_bytes(bytes: usize) -> String {
 
 /// Enforces the memory cap and records the peak, for the call's usage log.
 pub struct MemoryMeter {
-    cap: usize,
+    /// Bytes one linear memory may grow to.
+    pub cap: usize,
+    /// The largest size a linear memory grew to.
     pub peak: usize,
 }
 

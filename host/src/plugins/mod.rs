@@ -5,6 +5,7 @@ pub mod bindings;
 pub mod cache;
 pub mod engine;
 pub mod host_api;
+mod instances;
 pub mod limits;
 pub mod plugin;
 pub mod scope;
@@ -30,6 +31,10 @@ pub use scope::{CallScope, ClientLink, ClientRequestError};
 /// The most linear memory a manifest may grant one call, in MiB.
 pub const MAX_MEMORY_MIB: usize = 4096;
 
+/// Instances made ahead of a call (at most one per plugin) that the host
+/// keeps at once; plugins beyond that make theirs when called.
+const SPARE_INSTANCES: u32 = 32;
+
 /// The engine, the linker with every host import, and the host-wide settings.
 pub struct PluginRuntime {
     _engine: PluginEngine,
@@ -38,6 +43,7 @@ pub struct PluginRuntime {
     limits: Limits,
     max_calls_per_plugin: u32,
     all_calls: Arc<Semaphore>,
+    spare_instances: Arc<Semaphore>,
 }
 
 impl PluginRuntime {
@@ -46,7 +52,7 @@ impl PluginRuntime {
     pub fn new(limits: Limits, max_calls: u32, max_calls_per_plugin: u32, cache_dir: Option<PathBuf>) -> Result<Self> {
         let engine = PluginEngine::new(&EngineSettings {
             // Listing a plugin while it loads takes instances too.
-            max_instances: max_calls + 8,
+            max_instances: max_calls + 8 + SPARE_INSTANCES,
             max_memory_bytes: MAX_MEMORY_MIB << 20,
         })?;
         let cache = CompileCache::new(engine.engine(), cache_dir);
@@ -64,6 +70,7 @@ impl PluginRuntime {
             limits,
             max_calls_per_plugin,
             all_calls: Arc::new(Semaphore::new(max_calls as usize)),
+            spare_instances: Arc::new(Semaphore::new(SPARE_INSTANCES as usize)),
         })
     }
 
@@ -94,6 +101,7 @@ impl PluginRuntime {
                 .max_concurrent_calls
                 .unwrap_or(self.max_calls_per_plugin),
             all_calls: self.all_calls.clone(),
+            spare_instances: self.spare_instances.clone(),
             manifest,
         };
         Plugin::load(&self.linker, &plugin_name(path), path, component, settings).await

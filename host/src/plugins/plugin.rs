@@ -1,5 +1,6 @@
 //! One loaded plugin version: its compiled component, what it exports and lists,
-//! and how a call into it runs (a fresh instance, under limits, classified errors).
+//! and how a call into it runs (its turn, a fresh instance under limits, the
+//! outcome classified).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -8,17 +9,17 @@ use std::time::Instant;
 
 use anyhow::{Result, bail};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tokio_util::sync::CancellationToken;
-use wasmtime::component::{Component, Instance, InstancePre, Linker, ResourceTable};
-use wasmtime::{Store, Trap, UpdateDeadline};
+use wasmtime::component::{Component, Instance, Linker};
+use wasmtime::{Store, Trap};
 
 use super::bindings::{completion, prompts, resources, tools, types};
 use super::host_api::CallState;
-use super::limits::{LimitHit, Limits, MemoryMeter};
-use super::scope::{CallScope, NoClient};
+use super::instances::{Fresh, Instances};
+use super::limits::{LimitHit, Limits};
+use super::scope::CallScope;
 use crate::manifest::Manifest;
 use crate::protocol::LogLevel;
-use crate::sandbox::{CapturedOutput, Grants};
+use crate::sandbox::Grants;
 
 /// Why a call into a plugin produced no value.
 #[derive(Debug, Clone)]
@@ -54,12 +55,9 @@ impl std::fmt::Display for CallError {
     }
 }
 
-/// Characters of a crashed plugin's stderr quoted in its error.
-const STDERR_TAIL_CHARS: usize = 500;
-
 /// The error the epoch callback raises when the request was cancelled.
 #[derive(Debug)]
-struct Cancelled;
+pub(super) struct Cancelled;
 
 impl std::fmt::Display for Cancelled {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -68,6 +66,9 @@ impl std::fmt::Display for Cancelled {
 }
 
 impl std::error::Error for Cancelled {}
+
+/// Characters of a crashed plugin's stderr quoted in its error.
+const STDERR_TAIL_CHARS: usize = 500;
 
 /// Which interfaces of the contract a component exports, found by looking at it.
 struct Exports {
@@ -96,16 +97,17 @@ pub struct PluginSettings {
     pub max_concurrent_calls: u32,
     /// Calls of all plugins running at once, shared by every plugin.
     pub all_calls: Arc<Semaphore>,
+    /// Instances made ahead of calls that the host keeps at once, shared by every plugin.
+    pub spare_instances: Arc<Semaphore>,
 }
 
 /// One loaded, validated version of a plugin.
 pub struct Plugin {
     pub name: Arc<str>,
     pub path: PathBuf,
-    pre: InstancePre<CallState>,
+    instances: Arc<Instances>,
     exports: Exports,
     pub manifest: Manifest,
-    grants: Grants,
     pub limits: Limits,
     /// Limits of the tools the manifest sets its own for.
     tool_limits: HashMap<String, Limits>,
@@ -114,12 +116,9 @@ pub struct Plugin {
     pub listing: Listing,
 }
 
-/// A fresh instance serving one call.
+/// A fresh instance serving one call, and the call's turn.
 struct Call {
-    store: Store<CallState>,
-    instance: Instance,
-    output: CapturedOutput,
-    started: Instant,
+    fresh: Fresh,
     limits: Limits,
     _permits: [OwnedSemaphorePermit; 2],
 }
@@ -132,7 +131,7 @@ macro_rules! call_guest {
         let mut call = $plugin.start($scope, $limits).await?;
         let guest = call.load($indices)?;
         let watchdog = call.watchdog();
-        let result = watchdog.run(guest.$method(&mut call.store $(, $arg)*)).await;
+        let result = watchdog.run(guest.$method(&mut call.fresh.store $(, $arg)*)).await;
         $plugin.finish(call, $what, result)
     }};
 }
@@ -168,13 +167,20 @@ impl Plugin {
             .keys()
             .map(|tool| Ok((tool.clone(), settings.manifest.tool_limits(tool, &settings.limits)?)))
             .collect::<Result<HashMap<_, _>>>()?;
-        let mut plugin = Plugin {
-            name: name.into(),
-            path: path.to_owned(),
+        let name: Arc<str> = name.into();
+        let instances = Instances::new(
             pre,
+            settings.grants,
+            name.clone(),
+            settings.limits.clone(),
+            settings.spare_instances,
+        );
+        let mut plugin = Plugin {
+            name,
+            path: path.to_owned(),
+            instances: Arc::new(instances),
             exports,
             manifest: settings.manifest,
-            grants: settings.grants,
             limits: settings.limits,
             tool_limits,
             own_calls: Arc::new(Semaphore::new(settings.max_concurrent_calls as usize)),
@@ -188,7 +194,7 @@ impl Plugin {
         for tool in plugin.manifest.tools.keys() {
             if !plugin.listing.tools.iter().any(|t| &t.name == tool) {
                 tracing::warn!(
-                    plugin = name,
+                    plugin = &*plugin.name,
                     tool,
                     "the manifest has settings for a tool the plugin does not list"
                 );
@@ -199,7 +205,7 @@ impl Plugin {
 
     /// Calls every list function the plugin exports, with no client attached.
     async fn list(&self) -> Result<Listing, CallError> {
-        let scope = || Arc::new(CallScope::new(Arc::new(NoClient), None, CancellationToken::new()));
+        let scope = || Arc::new(CallScope::detached());
         let mut listing = Listing::default();
         if let Some(indices) = &self.exports.tools {
             listing.tools = call_guest!(self, scope(), &self.limits, indices, "tools/list", call_list_tools())?;
@@ -336,50 +342,12 @@ impl Plugin {
     }
 
     /// Waits for a turn (this plugin's and the host's concurrency limits),
-    /// then makes a fresh store and instance with `limits` armed.
+    /// then takes a fresh instance with `limits` armed.
     async fn start(&self, scope: Arc<CallScope>, limits: &Limits) -> Result<Call, CallError> {
         let permits = self.wait_for_turn(&scope).await?;
-        let (wasi, output) = self
-            .grants
-            .wasi_context()
-            .map_err(|e| CallError::Crashed(format!("cannot set up its sandbox: {e:#}")))?;
-        let state = CallState {
-            wasi,
-            table: ResourceTable::new(),
-            memory: MemoryMeter::new(limits.memory_bytes),
-            scope,
-            plugin: self.name.clone(),
-            network: self.grants.network(),
-            http: wasmtime_wasi_http::WasiHttpCtx::new(),
-            http_gate: crate::sandbox::http::HttpGate::new(self.grants.network()),
-        };
-        let mut store = Store::new(self.pre.engine(), state);
-        store.limiter(|state| &mut state.memory);
-        store
-            .set_fuel(limits.fuel)
-            .map_err(|e| CallError::Crashed(e.to_string()))?;
-        let started = Instant::now();
-        let deadline = limits.deadline;
-        store.epoch_deadline_callback(move |ctx| {
-            let scope = &ctx.data().scope;
-            if scope.is_cancelled() {
-                return Err(Cancelled.into());
-            }
-            if started.elapsed().saturating_sub(scope.time_waiting_on_client()) >= deadline {
-                return Err(LimitHit::Deadline(deadline).into());
-            }
-            Ok(UpdateDeadline::Yield(1))
-        });
-        store.set_epoch_deadline(1);
-        let instance = match self.pre.instantiate_async(&mut store).await {
-            Ok(instance) => instance,
-            Err(e) => return Err(classify(&store, limits, e)),
-        };
+        let fresh = self.instances.take(scope, limits).await?;
         Ok(Call {
-            store,
-            instance,
-            output,
-            started,
+            fresh,
             limits: limits.clone(),
             _permits: permits,
         })
@@ -406,30 +374,34 @@ impl Plugin {
 
     /// Ends a call: forwards its captured output, logs what it used, and turns
     /// a trap into the error that says which limit or fault stopped it.
+    /// The instance (and the call's turn) is let go of off the caller's path.
     fn finish<T>(&self, call: Call, what: &str, result: wasmtime::Result<T>) -> Result<T, CallError> {
-        let fuel_used = call.limits.fuel.saturating_sub(call.store.get_fuel().unwrap_or(0));
+        let store = &call.fresh.store;
+        let fuel_used = call.limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0));
         tracing::debug!(
             plugin = %self.name, call = what, fuel_used,
-            wall_ms = call.started.elapsed().as_secs_f64() * 1000.0,
-            peak_memory_bytes = call.store.data().memory.peak,
+            wall_ms = call.fresh.started.elapsed().as_secs_f64() * 1000.0,
+            peak_memory_bytes = store.data().memory.peak,
             "plugin call finished"
         );
         let stderr_tail = self.forward_output(&call);
-        result.map_err(|e| match classify(&call.store, &call.limits, e) {
+        let result = result.map_err(|e| match classify(store, &call.limits, e) {
             CallError::Crashed(why) if !stderr_tail.is_empty() => {
                 CallError::Crashed(format!("{why}; its stderr ended with: {stderr_tail}"))
             }
             other => other,
-        })
+        });
+        self.instances.recycle(call);
+        result
     }
 
     /// Sends what the guest wrote to stdout and stderr to the client's log and
     /// to our stderr; returns the last line of its stderr.
     fn forward_output(&self, call: &Call) -> String {
-        let scope = &call.store.data().scope;
+        let scope = &call.fresh.store.data().scope;
         let outputs = [
-            ("stdout", call.output.stdout.contents(), LogLevel::Info),
-            ("stderr", call.output.stderr.contents(), LogLevel::Warning),
+            ("stdout", call.fresh.output.stdout.contents(), LogLevel::Info),
+            ("stderr", call.fresh.output.stderr.contents(), LogLevel::Warning),
         ];
         for (stream, bytes, level) in &outputs {
             let text = String::from_utf8_lossy(bytes);
@@ -460,7 +432,7 @@ impl Plugin {
 }
 
 /// Turns a trap into the error that says which limit or fault stopped the call.
-fn classify(store: &Store<CallState>, limits: &Limits, error: wasmtime::Error) -> CallError {
+pub(super) fn classify(store: &Store<CallState>, limits: &Limits, error: wasmtime::Error) -> CallError {
     if let Some(hit) = error.downcast_ref::<LimitHit>() {
         return CallError::Limit(hit.clone());
     }
@@ -489,8 +461,11 @@ struct Watchdog {
 }
 
 impl Watchdog {
+    /// Runs `call` until it ends or its deadline passes. The call is polled
+    /// first: one that finishes at once never arms a timer.
     async fn run<T>(&self, call: impl Future<Output = wasmtime::Result<T>>) -> wasmtime::Result<T> {
         tokio::select! {
+            biased;
             result = call => result,
             _ = self.expired() => Err(LimitHit::Deadline(self.deadline).into()),
         }
@@ -510,15 +485,15 @@ impl Watchdog {
 impl Call {
     fn watchdog(&self) -> Watchdog {
         Watchdog {
-            scope: self.store.data().scope.clone(),
-            started: self.started,
+            scope: self.fresh.store.data().scope.clone(),
+            started: self.fresh.started,
             deadline: self.limits.deadline,
         }
     }
 
     fn load<I: LoadGuest>(&mut self, indices: &I) -> Result<I::Guest, CallError> {
         indices
-            .load_guest(&mut self.store, &self.instance)
+            .load_guest(&mut self.fresh.store, &self.fresh.instance)
             .map_err(|e| CallError::Crashed(e.to_string()))
     }
 }

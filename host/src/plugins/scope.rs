@@ -73,6 +73,11 @@ impl CallScope {
         }
     }
 
+    /// A scope with no client behind it (see [`NoClient`]), never cancelled.
+    pub fn detached() -> Self {
+        Self::new(std::sync::Arc::new(NoClient), None, CancellationToken::new())
+    }
+
     pub fn cancel_token(&self) -> &CancellationToken {
         &self.cancel
     }

@@ -13,7 +13,7 @@ use crate::catalog::{Catalog, ToolEntry};
 use crate::plugins::bindings::tools::TaskSupport;
 use crate::plugins::bindings::{completion, types};
 use crate::plugins::{CallError, CallScope, Plugin, wire};
-use crate::protocol::jsonrpc::{INVALID_REQUEST, SERVER_ERROR};
+use crate::protocol::jsonrpc::{INVALID_REQUEST, SERVER_ERROR, serialized_len};
 use crate::protocol::{LogLevel, RequestId, RpcError, negotiate_version};
 
 /// Most completion values one answer may carry.
@@ -347,7 +347,7 @@ fn render_tool_result(
     {
         rendered["_meta"] = meta;
     }
-    let size = rendered.to_string().len();
+    let size = serialized_len(&rendered);
     if size > max_output {
         return tool_error(format!(
             "Tool {name} failed: {} ({size} bytes returned)",
@@ -463,7 +463,7 @@ async fn complete(catalog: &Catalog, params: &Value, scope: Arc<CallScope>) -> R
 /// JSON-RPC error that names the limit (as a tool call's isError result does).
 fn within_output_limit(result: Value, plugin: &Plugin) -> Result<Value, RpcError> {
     let max = plugin.limits.max_output_bytes;
-    let size = result.to_string().len();
+    let size = serialized_len(&result);
     if size > max {
         return Err(RpcError::internal(format!(
             "{} ({size} bytes returned)",

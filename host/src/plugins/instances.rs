@@ -14,7 +14,7 @@ use wasmtime::{Store, UpdateDeadline};
 
 use super::host_api::CallState;
 use super::limits::{LimitHit, Limits, MemoryMeter};
-use super::plugin::{CallError, Cancelled, classify};
+use super::plugin::{CallError, classify};
 use super::scope::CallScope;
 use crate::sandbox::{CapturedOutput, Grants};
 
@@ -151,6 +151,18 @@ impl Instances {
         self.making.store(false, Ordering::Release);
     }
 }
+
+/// The error the epoch callback raises when the request was cancelled.
+#[derive(Debug)]
+pub(super) struct Cancelled;
+
+impl std::fmt::Display for Cancelled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("cancelled")
+    }
+}
+
+impl std::error::Error for Cancelled {}
 
 /// Arms `limits` on a store from now: its fuel, and the epoch deadline that
 /// ends the call when its time is up or its request is cancelled (time spent

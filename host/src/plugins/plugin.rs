@@ -14,7 +14,7 @@ use wasmtime::{Store, Trap};
 
 use super::bindings::{completion, prompts, resources, tools, types};
 use super::host_api::CallState;
-use super::instances::{Fresh, Instances};
+use super::instances::{Cancelled, Fresh, Instances};
 use super::limits::{LimitHit, Limits};
 use super::scope::CallScope;
 use crate::manifest::Manifest;
@@ -54,18 +54,6 @@ impl std::fmt::Display for CallError {
         }
     }
 }
-
-/// The error the epoch callback raises when the request was cancelled.
-#[derive(Debug)]
-pub(super) struct Cancelled;
-
-impl std::fmt::Display for Cancelled {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("cancelled")
-    }
-}
-
-impl std::error::Error for Cancelled {}
 
 /// Characters of a crashed plugin's stderr quoted in its error.
 const STDERR_TAIL_CHARS: usize = 500;

@@ -204,9 +204,9 @@ async fn serve(args: ServeArgs) -> Result<()> {
     if !args.no_watch {
         reload::watch(server.clone(), runtime.clone(), args.plugins.clone())?;
     }
-    // `runtime` stays alive for the whole serve: it owns the engine's epoch
-    // ticker, which drives deadlines, cancellation and yielding. (With
-    // --no-watch, nothing else holds it once the start-up load is done.)
+    // `runtime` stays alive for the whole serve: it owns the engine and the
+    // linker the plugins are loaded with. (With --no-watch, nothing else
+    // holds it once the start-up load is done.)
     tokio::spawn(reload::load_all(server.clone(), runtime.clone(), args.plugins));
     let served = match http {
         Some(config) => transport::http::serve(server, config).await,

@@ -1,14 +1,15 @@
-//! The cost of the limits on CPU-bound tools: fuel metering and epoch
-//! interruption, against running the same wasm without them.
+//! The cost of the limits on CPU-bound tools: fuel metering (and epoch
+//! interruption, which the host used before fuel's yields replaced it),
+//! against running the same wasm without them.
 //!
-//! Every host call runs with fuel and epochs on (they are compiled into the
-//! code), so "without limits" is measured with a small wasmtime embedding
-//! here: the same component and the same call, compiled by engines that
-//! differ only in `consume_fuel` and `epoch_interruption` (the epoch ticking
-//! every 10 ms and the call yielding on each tick, as in the host). A fresh
-//! instance serves each call, as in the host. Then the same call through the
-//! real `wasm-mcp` binary over stdio with its default limits, and the same
-//! Rust code compiled natively, for scale.
+//! Every host call runs with fuel on, yielding to the runtime every million
+//! units (compiled into the code), so "without limits" is measured with a
+//! small wasmtime embedding here: the same component and the same call,
+//! compiled by engines that differ only in `consume_fuel` and
+//! `epoch_interruption` (the epoch ticking every 10 ms and the call yielding on
+//! each tick). A fresh instance serves each call, as in the host. Then the
+//! same call through the real `wasm-mcp` binary over stdio with its default
+//! limits, and the same Rust code compiled natively, for scale.
 //!
 //! Two workloads, no host imports used: `digest` of the example plugin
 //! batch-digest (chained SHA-256: long straight-line blocks) and
@@ -32,8 +33,11 @@ use wasmtime::component::{Component, Linker, ResourceTable, Val};
 use wasmtime::{Config, Engine, Store, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-/// The host's epoch tick.
+/// The epoch tick the host used.
 const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+/// The fuel between two yields in the host (`FUEL_YIELD_INTERVAL`).
+const FUEL_YIELD_INTERVAL: u64 = 1_000_000;
 
 fn env_number(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -63,10 +67,48 @@ struct Workload {
     native: Box<dyn Fn() -> String>,
 }
 
+/// Which limits an engine of the embedding compiles in.
+#[derive(Clone, Copy)]
+enum Instrumented {
+    Nothing,
+    Epochs,
+    Fuel,
+    FuelAndEpochs,
+    /// Fuel that makes the call yield every [`FUEL_YIELD_INTERVAL`] units.
+    FuelYielding,
+}
+
+impl Instrumented {
+    const ALL: [Self; 5] = [
+        Self::Nothing,
+        Self::Epochs,
+        Self::Fuel,
+        Self::FuelAndEpochs,
+        Self::FuelYielding,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Nothing => "embedded: no fuel, no epochs",
+            Self::Epochs => "embedded: epochs only",
+            Self::Fuel => "embedded: fuel only",
+            Self::FuelAndEpochs => "embedded: fuel + epochs",
+            Self::FuelYielding => "embedded: fuel, yielding (as the host)",
+        }
+    }
+
+    fn fuel(self) -> bool {
+        matches!(self, Self::Fuel | Self::FuelAndEpochs | Self::FuelYielding)
+    }
+
+    fn epochs(self) -> bool {
+        matches!(self, Self::Epochs | Self::FuelAndEpochs)
+    }
+}
+
 /// One engine configuration of the embedding, for one plugin.
 struct Embedded {
-    fuel: bool,
-    epochs: bool,
+    instrumented: Instrumented,
     engine: Engine,
     linker: Linker<State>,
     component: Component,
@@ -74,12 +116,12 @@ struct Embedded {
 }
 
 impl Embedded {
-    fn new(fuel: bool, epochs: bool, wasm: &[u8]) -> Self {
+    fn new(instrumented: Instrumented, wasm: &[u8]) -> Self {
         let mut config = Config::new();
         config
             .wasm_component_model(true)
-            .consume_fuel(fuel)
-            .epoch_interruption(epochs);
+            .consume_fuel(instrumented.fuel())
+            .epoch_interruption(instrumented.epochs());
         let engine = Engine::new(&config).expect("an engine");
         let component = Component::new(&engine, wasm).expect("the plugin compiles");
         let mut linker = Linker::new(&engine);
@@ -104,8 +146,8 @@ impl Embedded {
             }
         }
         let ticker_stop = Arc::new(AtomicBool::new(false));
-        if epochs {
-            // The host's ticker: the epoch advances every 10 ms.
+        if instrumented.epochs() {
+            // The ticker the host had: the epoch advances every 10 ms.
             let stop = ticker_stop.clone();
             let ticking = engine.clone();
             std::thread::spawn(move || {
@@ -116,8 +158,7 @@ impl Embedded {
             });
         }
         Self {
-            fuel,
-            epochs,
+            instrumented,
             engine,
             linker,
             component,
@@ -125,28 +166,25 @@ impl Embedded {
         }
     }
 
-    fn name(&self) -> &'static str {
-        match (self.fuel, self.epochs) {
-            (false, false) => "embedded: no fuel, no epochs",
-            (false, true) => "embedded: epochs only",
-            (true, false) => "embedded: fuel only",
-            (true, true) => "embedded: fuel + epochs (as the host)",
-        }
-    }
-
     /// One call of `tool` in a fresh instance, as the host runs a call: fuel
-    /// set to the host's default budget, the epoch callback yielding once per
-    /// tick. Returns the text of the result's first content block.
+    /// set to the host's default budget, the epoch callback (where epochs are
+    /// on) yielding once per tick. Returns the text of the result's first
+    /// content block.
     async fn call(&self, tool: &str, arguments: &str) -> String {
         let state = State {
             wasi: WasiCtx::builder().build(),
             table: ResourceTable::new(),
         };
         let mut store = Store::new(&self.engine, state);
-        if self.fuel {
+        if let Instrumented::FuelYielding = self.instrumented {
+            store
+                .fuel_async_yield_interval(Some(FUEL_YIELD_INTERVAL))
+                .expect("fuel is on");
+        }
+        if self.instrumented.fuel() {
             store.set_fuel(20_000_000_000).expect("fuel is on");
         }
-        if self.epochs {
+        if self.instrumented.epochs() {
             store.epoch_deadline_callback(|_| Ok(UpdateDeadline::Yield(1)));
             store.set_epoch_deadline(1);
         }
@@ -258,9 +296,9 @@ type Runner<'a> = Box<dyn FnMut() -> String + 'a>;
 fn bench(workload: &Workload, runs: u64, runtime: &tokio::runtime::Runtime) {
     let wasm = std::fs::read(plugin_wasm(workload.plugin)).expect("read the plugin");
     let arguments = workload.arguments.to_string();
-    let embedded: Vec<Embedded> = [(false, false), (false, true), (true, false), (true, true)]
+    let embedded: Vec<Embedded> = Instrumented::ALL
         .into_iter()
-        .map(|(fuel, epochs)| Embedded::new(fuel, epochs, &wasm))
+        .map(|instrumented| Embedded::new(instrumented, &wasm))
         .collect();
     // The real binary, default limits, over stdio.
     let mut server = StdioServer::start(PluginDir::with(&[workload.plugin]));
@@ -279,7 +317,7 @@ fn bench(workload: &Workload, runs: u64, runtime: &tokio::runtime::Runtime) {
     for engine in &embedded {
         let arguments = arguments.clone();
         runners.push((
-            engine.name().to_string(),
+            engine.instrumented.name().to_string(),
             Box::new(move || runtime.block_on(engine.call(workload.tool, &arguments))),
         ));
     }
@@ -317,15 +355,11 @@ fn bench(workload: &Workload, runs: u64, runtime: &tokio::runtime::Runtime) {
         "  {:<42} {:>10} {:>10} {:>13} {:>13}",
         "configuration", "median ms", "min ms", "median vs no", "min vs no"
     );
-    let names = [
-        "embedded: no fuel, no epochs",
-        "embedded: epochs only",
-        "embedded: fuel only",
-        "embedded: fuel + epochs (as the host)",
-        "wasm-mcp binary: tools/call over stdio",
-        "native Rust, no wasm",
-    ];
-    for (name, samples) in names.iter().zip(&samples) {
+    let names = Instrumented::ALL
+        .map(Instrumented::name)
+        .into_iter()
+        .chain(["wasm-mcp binary: tools/call over stdio", "native Rust, no wasm"]);
+    for (name, samples) in names.zip(&samples) {
         let med = median(samples);
         let min = *samples.iter().min().expect("at least one run");
         println!(

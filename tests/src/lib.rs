@@ -24,3 +24,10 @@ pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
 
 /// Every protocol revision the host must accept and echo in `initialize`.
 pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// A `--fuel` that never runs out, for tests that must end on another limit:
+/// a tight loop burns the default 20 billion units in about a second.
+pub const NO_FUEL_LIMIT: &str = "18446744073709551615";
+
+/// Flags that lift fuel and the deadline, for calls that run until stopped.
+pub const NO_LIMITS: [&str; 4] = ["--fuel", NO_FUEL_LIMIT, "--timeout", "86400"];

@@ -10,10 +10,7 @@
 use serde_json::{Value, json};
 use wasm_mcp_tests::expect::single_text;
 use wasm_mcp_tests::proc_stat::full_core;
-use wasm_mcp_tests::{PluginDir, StdioServer};
-
-/// Fuel and deadline far beyond the test, so they cannot be what stops a call.
-const NO_LIMITS: [&str; 4] = ["--fuel", "18446744073709551615", "--timeout", "86400"];
+use wasm_mcp_tests::{NO_LIMITS, PluginDir, StdioServer};
 
 fn cancel_and_check(tool: &str) {
     let mut server = StdioServer::start_with_args(PluginDir::with(&["spinner"]), &NO_LIMITS);

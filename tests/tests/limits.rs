@@ -14,10 +14,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 use wasm_mcp_tests::expect::{is_tool_error, single_text, texts, tool_ok};
-use wasm_mcp_tests::{PluginDir, StdioServer, binary};
-
-/// Fuel and deadline far beyond any test, for when another limit is tested.
-const NO_FUEL_LIMIT: &str = "18446744073709551615";
+use wasm_mcp_tests::{NO_FUEL_LIMIT, PluginDir, StdioServer, binary};
 
 fn spinner(args: &[&str]) -> StdioServer {
     let mut server = StdioServer::start_with_args(PluginDir::with(&["spinner"]), args);
@@ -90,7 +87,7 @@ fn a_spinning_call_is_stopped_by_its_fuel_while_other_requests_are_answered() {
 #[test]
 fn deadlines_hold_without_the_directory_watcher() {
     // With --no-watch nothing but the serve loop holds the plugin runtime,
-    // which owns the epoch ticker that drives deadlines.
+    // which owns the engine the plugins run on.
     let mut server = spinner(&["--no-watch", "--timeout", "1", "--fuel", NO_FUEL_LIMIT]);
     let result = stopped_while_others_are_served(&mut server, "spin");
     assert_eq!(
@@ -102,7 +99,7 @@ fn deadlines_hold_without_the_directory_watcher() {
 
 #[test]
 fn a_call_blocked_in_a_host_call_is_stopped_by_its_deadline() {
-    // `sleep` waits in a WASI host call, where no wasm runs to see the epoch:
+    // `sleep` waits in a WASI host call, where no wasm runs to burn fuel:
     // ten minutes asked, one second allowed.
     let mut server = spinner(&["--timeout", "1"]);
     assert_eq!(
@@ -190,7 +187,16 @@ fn output_over_the_maximum_is_refused_naming_the_limit() {
 /// Limits hit outside tools/call: a JSON-RPC error that says the same.
 #[test]
 fn limits_in_other_requests_are_json_rpc_errors_naming_the_limit() {
-    let mut server = spinner(&["--timeout", "1", "--memory-mib", "32", "--max-output-kib", "64"]);
+    let mut server = spinner(&[
+        "--timeout",
+        "1",
+        "--fuel",
+        NO_FUEL_LIMIT,
+        "--memory-mib",
+        "32",
+        "--max-output-kib",
+        "64",
+    ]);
     let cases = [
         (
             "resources/read",

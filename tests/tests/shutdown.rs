@@ -13,15 +13,12 @@ mod http_support;
 
 use serde_json::{Value, json};
 use wasm_mcp_tests::expect::single_text;
-use wasm_mcp_tests::{PluginDir, StdioServer};
+use wasm_mcp_tests::{NO_LIMITS, PluginDir, StdioServer};
 
 use http_support::{HttpServer, check_message, read_until};
 
 /// The JSON-RPC code of a request refused or stopped by the server.
 const SERVER_ERROR: i64 = -32000;
-
-/// Neither fuel nor the deadline stops a call within any test.
-const NO_LIMITS: [&str; 4] = ["--fuel", "18446744073709551615", "--timeout", "86400"];
 
 /// The spinner with `sleep` and `spin` task-capable.
 fn spinner_dir() -> PluginDir {

@@ -16,12 +16,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use wasm_mcp_tests::expect::{by_name, is_tool_error, single_text, texts, tool_ok};
 use wasm_mcp_tests::proc_stat::full_core;
-use wasm_mcp_tests::{PluginDir, StdioServer, timeout};
+use wasm_mcp_tests::{NO_FUEL_LIMIT, NO_LIMITS, PluginDir, StdioServer, timeout};
 
 const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
-
-/// Fuel and deadline far beyond the test, so only the test stops a call.
-const NO_LIMITS: [&str; 4] = ["--fuel", "18446744073709551615", "--timeout", "86400"];
 
 /// The spinner, with `spin` and `sleep` made task-capable by its manifest.
 const SPINNER_TASKS: &[u8] = br#"
@@ -230,7 +227,7 @@ fn tasks_result_blocks_until_the_task_ends() {
 
 #[test]
 fn a_tool_error_fails_the_task_and_its_result_is_the_error_result() {
-    let mut server = StdioServer::start_with_args(spinner_dir(), &["--timeout", "1"]);
+    let mut server = StdioServer::start_with_args(spinner_dir(), &["--timeout", "1", "--fuel", NO_FUEL_LIMIT]);
     server.initialize(json!({}));
     let id = task_id(&start_task(&mut server, "spin", json!({}), json!({})));
     let expected = "Tool spin failed: stopped after 1 s wall-clock limit";

@@ -145,7 +145,7 @@ async fn run(args: &CallArgs) -> Result<()> {
     // The same compiled-code cache as `serve`: a large (Python, JavaScript)
     // component is compiled once, not on every call.
     let cache_dir = cache::directory(args.cache_dir.clone().or(settings.cache_dir.clone()), args.no_cache)?;
-    // Held until the call ends: it owns the epoch ticker that enforces deadlines.
+    // Held until the call ends: it owns the engine the plugin runs on.
     let runtime = PluginRuntime::new(
         settings.limits,
         settings.max_calls,

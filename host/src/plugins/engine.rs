@@ -1,20 +1,12 @@
-//! The one wasmtime `Engine` every plugin runs on, and the epoch clock that drives deadlines.
+//! The one wasmtime `Engine` every plugin runs on.
 //!
 //! The engine is configured once, at start, for everything later features need:
-//! async calls (so a running plugin yields to tokio), fuel metering, epoch
-//! interruption and the pooling allocator (a fresh instance per call is cheap).
-
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread;
-use std::time::Duration;
+//! async calls, fuel metering (which also makes a running plugin yield to
+//! tokio, see `instances::FUEL_YIELD_INTERVAL`) and the pooling allocator (a
+//! fresh instance per call is cheap).
 
 use anyhow::Result;
 use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
-
-/// How often the epoch advances. A running plugin is checked (deadline,
-/// cancellation) and yields to other tasks once per tick.
-pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 
 /// Bytes of each pooled linear memory and table kept resident between calls.
 const KEEP_RESIDENT_BYTES: usize = 1 << 20;
@@ -28,60 +20,31 @@ pub struct EngineSettings {
     pub max_memory_bytes: usize,
 }
 
-/// The shared engine plus the thread that ticks its epoch.
-pub struct PluginEngine {
-    engine: Engine,
-    ticker_stop: Arc<AtomicBool>,
-}
+/// Builds the engine every plugin shares.
+pub fn plugin_engine(settings: &EngineSettings) -> Result<Engine> {
+    let mut pool = PoolingAllocationConfig::new();
+    pool.total_component_instances(settings.max_instances)
+        .total_core_instances(settings.max_instances * 8)
+        .total_memories(settings.max_instances * 2)
+        .total_tables(settings.max_instances * 8)
+        .total_stacks(settings.max_instances)
+        .max_memories_per_component(4)
+        .max_memory_size(settings.max_memory_bytes)
+        .max_core_instance_size(1 << 20)
+        .max_component_instance_size(1 << 20)
+        .table_elements(100_000)
+        // A slot handed back is reset by zeroing the pages the call
+        // dirtied (found with PAGEMAP_SCAN where the kernel has it)
+        // rather than by madvise: no page faults on the next call and no
+        // TLB shootdowns across cores.
+        .pagemap_scan(Enabled::Auto)
+        .linear_memory_keep_resident(KEEP_RESIDENT_BYTES)
+        .table_keep_resident(KEEP_RESIDENT_BYTES);
 
-impl PluginEngine {
-    pub fn new(settings: &EngineSettings) -> Result<Self> {
-        let mut pool = PoolingAllocationConfig::new();
-        pool.total_component_instances(settings.max_instances)
-            .total_core_instances(settings.max_instances * 8)
-            .total_memories(settings.max_instances * 2)
-            .total_tables(settings.max_instances * 8)
-            .total_stacks(settings.max_instances)
-            .max_memories_per_component(4)
-            .max_memory_size(settings.max_memory_bytes)
-            .max_core_instance_size(1 << 20)
-            .max_component_instance_size(1 << 20)
-            .table_elements(100_000)
-            // A slot handed back is reset by zeroing the pages the call
-            // dirtied (found with PAGEMAP_SCAN where the kernel has it)
-            // rather than by madvise: no page faults on the next call and no
-            // TLB shootdowns across cores.
-            .pagemap_scan(Enabled::Auto)
-            .linear_memory_keep_resident(KEEP_RESIDENT_BYTES)
-            .table_keep_resident(KEEP_RESIDENT_BYTES);
-
-        let mut config = Config::new();
-        config
-            .wasm_component_model(true)
-            .consume_fuel(true)
-            .epoch_interruption(true)
-            .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-        let engine = Engine::new(&config)?;
-
-        let ticker_stop = Arc::new(AtomicBool::new(false));
-        let stop = ticker_stop.clone();
-        let ticking = engine.clone();
-        thread::Builder::new().name("wasm-epoch".into()).spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                thread::sleep(EPOCH_TICK);
-                ticking.increment_epoch();
-            }
-        })?;
-        Ok(Self { engine, ticker_stop })
-    }
-
-    pub fn engine(&self) -> &Engine {
-        &self.engine
-    }
-}
-
-impl Drop for PluginEngine {
-    fn drop(&mut self) {
-        self.ticker_stop.store(true, Ordering::Relaxed);
-    }
+    let mut config = Config::new();
+    config
+        .wasm_component_model(true)
+        .consume_fuel(true)
+        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    Ok(Engine::new(&config)?)
 }

@@ -3,20 +3,29 @@
 //! plugin is idle one such instance is made ahead of time (a spare), so that
 //! instantiating is not on the path of its next call; a finished call's
 //! instance is dropped off that path too.
+//!
+//! It also arms the limits every instance runs under: fuel, the memory cap,
+//! and the watchdog that ends a call when its time is up or its request is
+//! cancelled.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use wasmtime::Store;
 use wasmtime::component::{Instance, InstancePre, ResourceTable};
-use wasmtime::{Store, UpdateDeadline};
 
 use super::host_api::CallState;
 use super::limits::{LimitHit, Limits, MemoryMeter};
 use super::plugin::{CallError, classify};
 use super::scope::CallScope;
 use crate::sandbox::{CapturedOutput, Grants};
+
+/// Fuel a running plugin burns between two yields to the runtime: a tight
+/// loop burns it in about 0.1 ms, most code in under a millisecond. Each yield lets other tasks run on the worker and lets
+/// the watchdog end the call.
+const FUEL_YIELD_INTERVAL: u64 = 1_000_000;
 
 /// An instance no call has run in yet, with its store and captured stdio.
 pub struct Fresh {
@@ -110,8 +119,12 @@ impl Instances {
         };
         let mut store = Store::new(self.pre.engine(), state);
         store.limiter(|state| &mut state.memory);
+        store
+            .fuel_async_yield_interval(Some(FUEL_YIELD_INTERVAL))
+            .map_err(|e| CallError::Crashed(e.to_string()))?;
         let started = arm(&mut store, limits)?;
-        match self.pre.instantiate_async(&mut store).await {
+        let watchdog = Watchdog::new(&store, started, limits.deadline);
+        match watchdog.run(self.pre.instantiate_async(&mut store)).await {
             Ok(instance) => Ok(Fresh {
                 store,
                 instance,
@@ -152,7 +165,7 @@ impl Instances {
     }
 }
 
-/// The error the epoch callback raises when the request was cancelled.
+/// The error a call ends with when its request was cancelled.
 #[derive(Debug)]
 pub(super) struct Cancelled;
 
@@ -164,25 +177,53 @@ impl std::fmt::Display for Cancelled {
 
 impl std::error::Error for Cancelled {}
 
-/// Arms `limits` on a store from now: its fuel, and the epoch deadline that
-/// ends the call when its time is up or its request is cancelled (time spent
-/// waiting on the client is not counted). Returns when the time started.
+/// Arms `limits` on a store from now: its fuel (the watchdog enforces the
+/// deadline). Returns when the time started.
 fn arm(store: &mut Store<CallState>, limits: &Limits) -> Result<Instant, CallError> {
     store
         .set_fuel(limits.fuel)
         .map_err(|e| CallError::Crashed(e.to_string()))?;
-    let started = Instant::now();
-    let deadline = limits.deadline;
-    store.epoch_deadline_callback(move |ctx| {
-        let scope = &ctx.data().scope;
-        if scope.is_cancelled() {
-            return Err(Cancelled.into());
+    Ok(Instant::now())
+}
+
+/// Ends a call once its deadline passes or its request is cancelled, whether
+/// it runs wasm (which yields every [`FUEL_YIELD_INTERVAL`] of fuel) or waits
+/// in a host call such as a WASI sleep or poll. Time spent waiting on the
+/// client is not counted.
+pub(super) struct Watchdog {
+    scope: Arc<CallScope>,
+    started: Instant,
+    deadline: Duration,
+}
+
+impl Watchdog {
+    pub fn new(store: &Store<CallState>, started: Instant, deadline: Duration) -> Self {
+        Self {
+            scope: store.data().scope.clone(),
+            started,
+            deadline,
         }
-        if started.elapsed().saturating_sub(scope.time_waiting_on_client()) >= deadline {
-            return Err(LimitHit::Deadline(deadline).into());
+    }
+
+    /// Runs `call` until it ends, its deadline passes or its request is
+    /// cancelled. The call is polled first: one that finishes at once never
+    /// arms a timer.
+    pub async fn run<T>(&self, call: impl Future<Output = wasmtime::Result<T>>) -> wasmtime::Result<T> {
+        tokio::select! {
+            biased;
+            result = call => result,
+            _ = self.expired() => Err(LimitHit::Deadline(self.deadline).into()),
+            _ = self.scope.cancel_token().cancelled() => Err(Cancelled.into()),
         }
-        Ok(UpdateDeadline::Yield(1))
-    });
-    store.set_epoch_deadline(1);
-    Ok(started)
+    }
+
+    async fn expired(&self) {
+        loop {
+            let due = self.started + self.deadline + self.scope.time_waiting_on_client();
+            if Instant::now() >= due {
+                return;
+            }
+            tokio::time::sleep_until(due.into()).await;
+        }
+    }
 }

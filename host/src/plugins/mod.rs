@@ -22,7 +22,7 @@ use crate::manifest::Manifest;
 use crate::sandbox::Grants;
 use cache::CompileCache;
 
-pub use engine::{EngineSettings, PluginEngine};
+use engine::{EngineSettings, plugin_engine};
 pub use host_api::CallState;
 pub use limits::Limits;
 pub use plugin::{CallError, Plugin, PluginSettings};
@@ -37,7 +37,6 @@ const SPARE_INSTANCES: u32 = 32;
 
 /// The engine, the linker with every host import, and the host-wide settings.
 pub struct PluginRuntime {
-    _engine: PluginEngine,
     linker: Linker<CallState>,
     pub cache: CompileCache,
     limits: Limits,
@@ -50,13 +49,13 @@ impl PluginRuntime {
     /// `max_calls` bounds the calls running at once across every plugin,
     /// `max_calls_per_plugin` those of each plugin (a manifest may lower or raise it).
     pub fn new(limits: Limits, max_calls: u32, max_calls_per_plugin: u32, cache_dir: Option<PathBuf>) -> Result<Self> {
-        let engine = PluginEngine::new(&EngineSettings {
+        let engine = plugin_engine(&EngineSettings {
             // Listing a plugin while it loads takes instances too.
             max_instances: max_calls + 8 + SPARE_INSTANCES,
             max_memory_bytes: MAX_MEMORY_MIB << 20,
         })?;
-        let cache = CompileCache::new(engine.engine(), cache_dir);
-        let mut linker = Linker::new(engine.engine());
+        let cache = CompileCache::new(&engine, cache_dir);
+        let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         // Name lookups only for the names a plugin's manifest grants.
         crate::sandbox::dns::add_to_linker(&mut linker)?;
@@ -64,7 +63,6 @@ impl PluginRuntime {
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
         bindings::Plugin::add_to_linker::<_, HasSelf<CallState>>(&mut linker, |state| state)?;
         Ok(Self {
-            _engine: engine,
             linker,
             cache,
             limits,

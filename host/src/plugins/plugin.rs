@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
 
 use anyhow::{Result, bail};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -14,7 +13,7 @@ use wasmtime::{Store, Trap};
 
 use super::bindings::{completion, prompts, resources, tools, types};
 use super::host_api::CallState;
-use super::instances::{Cancelled, Fresh, Instances};
+use super::instances::{Cancelled, Fresh, Instances, Watchdog};
 use super::limits::{LimitHit, Limits};
 use super::scope::CallScope;
 use crate::manifest::Manifest;
@@ -439,44 +438,9 @@ pub(super) fn classify(store: &Store<CallState>, limits: &Limits, error: wasmtim
     }
 }
 
-/// Ends a call that is not running wasm (blocked in a host call such as a
-/// WASI sleep or poll) once its deadline passes; epoch interruption covers
-/// the time it runs wasm. Time spent waiting on the client is not counted.
-struct Watchdog {
-    scope: Arc<CallScope>,
-    started: Instant,
-    deadline: std::time::Duration,
-}
-
-impl Watchdog {
-    /// Runs `call` until it ends or its deadline passes. The call is polled
-    /// first: one that finishes at once never arms a timer.
-    async fn run<T>(&self, call: impl Future<Output = wasmtime::Result<T>>) -> wasmtime::Result<T> {
-        tokio::select! {
-            biased;
-            result = call => result,
-            _ = self.expired() => Err(LimitHit::Deadline(self.deadline).into()),
-        }
-    }
-
-    async fn expired(&self) {
-        loop {
-            let due = self.started + self.deadline + self.scope.time_waiting_on_client();
-            if Instant::now() >= due {
-                return;
-            }
-            tokio::time::sleep_until(due.into()).await;
-        }
-    }
-}
-
 impl Call {
     fn watchdog(&self) -> Watchdog {
-        Watchdog {
-            scope: self.fresh.store.data().scope.clone(),
-            started: self.fresh.started,
-            deadline: self.limits.deadline,
-        }
+        Watchdog::new(&self.fresh.store, self.fresh.started, self.limits.deadline)
     }
 
     fn load<I: LoadGuest>(&mut self, indices: &I) -> Result<I::Guest, CallError> {

@@ -74,7 +74,7 @@ impl Session {
         self: &Arc<Self>,
         id: &RequestId,
         method: &str,
-        params: Value,
+        mut params: Value,
         cancel: CancellationToken,
     ) -> Result<Value, RpcError> {
         let page_size = self.server.config.page_size;
@@ -93,14 +93,13 @@ impl Session {
             return self.dispatch_tasks(method, &params).await;
         }
         let catalog = self.server.loaded_catalog().await;
-        let scope = || self.call_scope(id, &params, cancel.clone());
         match method {
             "tools/list" => pagination::page(ListKind::Tools, &catalog.tools, &params, page_size),
             "prompts/list" => pagination::page(ListKind::Prompts, &catalog.prompts, &params, page_size),
             "resources/list" => pagination::page(ListKind::Resources, &catalog.resources, &params, page_size),
             "resources/templates/list" => pagination::page(ListKind::Templates, &catalog.templates, &params, page_size),
             "tools/call" => {
-                let call = ToolCall::parse(catalog.clone(), &params)?;
+                let call = ToolCall::parse(catalog.clone(), &mut params)?;
                 match params.get("task") {
                     Some(task) => self.start_task(call, task, progress_token(&params)),
                     None => {
@@ -110,13 +109,13 @@ impl Session {
                                 call.name
                             )));
                         }
-                        call.run(scope()).await
+                        call.run(self.call_scope(id, &params, cancel)).await
                     }
                 }
             }
-            "resources/read" => read_resource(&catalog, &params, scope()).await,
-            "prompts/get" => get_prompt(&catalog, &params, scope()).await,
-            "completion/complete" => complete(&catalog, &params, scope()).await,
+            "resources/read" => read_resource(&catalog, &params, self.call_scope(id, &params, cancel)).await,
+            "prompts/get" => get_prompt(&catalog, &params, self.call_scope(id, &params, cancel)).await,
+            "completion/complete" => complete(&catalog, &params, self.call_scope(id, &params, cancel)).await,
             _ => unreachable!("checked above"),
         }
     }
@@ -226,16 +225,17 @@ pub(super) struct ToolCall {
 }
 
 impl ToolCall {
-    pub fn parse(catalog: Arc<Catalog>, params: &Value) -> Result<Self, RpcError> {
+    /// Takes the arguments out of `params`.
+    pub fn parse(catalog: Arc<Catalog>, params: &mut Value) -> Result<Self, RpcError> {
         let name = str_param(params, "name", "tools/call")?.to_owned();
         if !catalog.tools.contains_key(&name) {
             return Err(RpcError::invalid_params(format!(
                 "Unknown tool: {name}. Call tools/list for the tools available."
             )));
         }
-        let arguments = match params.get("arguments") {
+        let arguments = match params.get_mut("arguments").map(Value::take) {
             None | Some(Value::Null) => Value::Object(Map::new()),
-            Some(args @ Value::Object(_)) => args.clone(),
+            Some(args @ Value::Object(_)) => args,
             Some(_) => return Err(RpcError::invalid_params("tools/call \"arguments\" must be an object")),
         };
         Ok(Self {
@@ -276,6 +276,9 @@ impl ToolCall {
 
 /// What is wrong with `arguments` under the tool's input schema, naming the field.
 fn input_problem(tool: &ToolEntry, arguments: &Value) -> Option<String> {
+    if tool.input.is_valid(arguments) {
+        return None;
+    }
     let problems: Vec<String> = tool
         .input
         .iter_errors(arguments)

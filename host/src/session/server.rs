@@ -102,6 +102,9 @@ impl Server {
     /// The catalog, once the plugins present at start are loaded (or the
     /// startup wait is over).
     pub async fn loaded_catalog(&self) -> Arc<Catalog> {
+        if *self.started.borrow() {
+            return self.catalog();
+        }
         let mut started = self.started.subscribe();
         let waited = tokio::time::timeout(self.config.startup_wait, started.wait_for(|done| *done)).await;
         if waited.is_err() {

@@ -258,7 +258,7 @@ fn cpu_bound(report: &mut Report, subjects: &mut [Subject], sizes: &Sizes) {
     report.section(
         "CPU-bound tool: count_primes (stdio)",
         &format!(
-            "`count_primes` below {} (a sieve, no host calls): the spinner test plugin in wasm-mcp (fuel and epoch limits on, as always in the host) against the same Rust code compiled natively, served by each server and called in-process; {} calls each, one at a time, taking turns. `make bench` also runs `cargo bench -p wasm-mcp-tests --bench limits`, which measures the same wasm without fuel or epochs.",
+            "`count_primes` below {} (a sieve, no host calls): the spinner test plugin in wasm-mcp (fuel on, yielding every million units, as always in the host) against the same Rust code compiled natively, served by each server and called in-process; {} calls each, one at a time, taking turns. `make bench` also runs `cargo bench -p wasm-mcp-tests --bench limits`, which measures the same wasm without fuel, and with epoch interruption instead.",
             crate::workloads::PRIMES_BELOW,
             sizes.cpu_calls
         ),

@@ -126,8 +126,9 @@ fn digest_batch(args: BatchArgs) -> Structured<BatchReport> {
     let mut cancelled = false;
     for (index, item) in args.items.iter().enumerate() {
         // Between steps: stop cleanly if the client gave up. The host would
-        // stop the instance anyway, at its next check (every 10 ms); asking
-        // first lets the plugin end on a step boundary with a clear result.
+        // stop the instance anyway, at its next yield (every million units of
+        // fuel); asking first lets the plugin end on a step boundary with a
+        // clear result.
         if host::is_cancelled() {
             cancelled = true;
             break;

@@ -341,7 +341,7 @@ fn bench(workload: &Workload, runs: u64, runtime: &tokio::runtime::Runtime) {
             assert_eq!(answer, workload.expected, "{name}");
         }
     }
-    drop(runners);
+    let names: Vec<String> = runners.into_iter().map(|(name, _)| name).collect();
     server.into_inner().shutdown();
 
     let baseline = median(&samples[0]);
@@ -355,11 +355,7 @@ fn bench(workload: &Workload, runs: u64, runtime: &tokio::runtime::Runtime) {
         "  {:<42} {:>10} {:>10} {:>13} {:>13}",
         "configuration", "median ms", "min ms", "median vs no", "min vs no"
     );
-    let names = Instrumented::ALL
-        .map(Instrumented::name)
-        .into_iter()
-        .chain(["wasm-mcp binary: tools/call over stdio", "native Rust, no wasm"]);
-    for (name, samples) in names.zip(&samples) {
+    for (name, samples) in names.iter().zip(&samples) {
         let med = median(samples);
         let min = *samples.iter().min().expect("at least one run");
         println!(

@@ -23,8 +23,8 @@ use super::scope::CallScope;
 use crate::sandbox::{CapturedOutput, Grants};
 
 /// Fuel a running plugin burns between two yields to the runtime: a tight
-/// loop burns it in about 0.1 ms, most code in under a millisecond. Each yield lets other tasks run on the worker and lets
-/// the watchdog end the call.
+/// loop burns it in about 0.1 ms, most code in under a millisecond. Each
+/// yield lets other tasks run on the worker and lets the watchdog end the call.
 const FUEL_YIELD_INTERVAL: u64 = 1_000_000;
 
 /// An instance no call has run in yet, with its store and captured stdio.

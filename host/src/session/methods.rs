@@ -93,6 +93,7 @@ impl Session {
             return self.dispatch_tasks(method, &params).await;
         }
         let catalog = self.server.loaded_catalog().await;
+        let scope = |params: &Value| self.call_scope(id, params, cancel.clone());
         match method {
             "tools/list" => pagination::page(ListKind::Tools, &catalog.tools, &params, page_size),
             "prompts/list" => pagination::page(ListKind::Prompts, &catalog.prompts, &params, page_size),
@@ -109,13 +110,13 @@ impl Session {
                                 call.name
                             )));
                         }
-                        call.run(self.call_scope(id, &params, cancel)).await
+                        call.run(scope(&params)).await
                     }
                 }
             }
-            "resources/read" => read_resource(&catalog, &params, self.call_scope(id, &params, cancel)).await,
-            "prompts/get" => get_prompt(&catalog, &params, self.call_scope(id, &params, cancel)).await,
-            "completion/complete" => complete(&catalog, &params, self.call_scope(id, &params, cancel)).await,
+            "resources/read" => read_resource(&catalog, &params, scope(&params)).await,
+            "prompts/get" => get_prompt(&catalog, &params, scope(&params)).await,
+            "completion/complete" => complete(&catalog, &params, scope(&params)).await,
             _ => unreachable!("checked above"),
         }
     }

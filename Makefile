@@ -6,7 +6,7 @@ WASM_TARGET := wasm32-wasip2
 BIN := target/release/wasm-mcp
 # Build tools installed from the registries (componentize-py, cargo-fuzz), gitignored and cached.
 TOOLS := .tools
-# Fuzzing: cargo-fuzz, pinned. The stable toolchain builds the targets with RUSTC_BOOTSTRAP=1.
+# Fuzzing: cargo-fuzz, pinned. The pinned (stable) toolchain builds the targets with RUSTC_BOOTSTRAP=1.
 CARGO_FUZZ_VERSION := 0.13.1
 CARGO_FUZZ := $(CURDIR)/$(TOOLS)/bin/cargo-fuzz
 FUZZ_TARGETS := jsonrpc_message session_dispatch list_cursor manifest_toml plugin_output
@@ -16,20 +16,22 @@ FUZZ_FLAGS := --sanitizer none --codegen-units 16
 FUZZ_SECONDS ?= 300
 FUZZ_CI_SECONDS ?= 20
 
-.PHONY: build plugins rust-plugins run test test-rust test-node bench soak lint wasm-target node-deps fuzz fuzz-ci fuzz-build
+.PHONY: build plugins rust-plugins run test test-rust test-node bench soak lint toolchain node-deps fuzz fuzz-ci fuzz-build
+
+## toolchain: the Rust toolchain rust-toolchain.toml pins, with its components and
+## the plugins' target (wasm32-wasip2), installed by rustup when missing
+toolchain:
+	@rustup toolchain install >/dev/null
 
 ## build: the host binary at target/release/wasm-mcp
-build:
+build: toolchain
 	$(CARGO) build --release -p wasm-mcp
-
-wasm-target:
-	@rustup target list --installed 2>/dev/null | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
 
 ## plugins: every example plugin at plugins/dist/<name>.wasm (+ <name>.toml where it needs grants),
 ## and the SDK's examples at sdk-guest/target/wasm32-wasip2/release/examples/<name>.wasm
 plugins: rust-plugins python-plugins js-plugins
 
-rust-plugins: wasm-target
+rust-plugins: toolchain
 	$(CARGO) build --release --target $(WASM_TARGET) --manifest-path plugins/Cargo.toml
 	$(CARGO) build --release --target $(WASM_TARGET) --manifest-path tests/plugins/Cargo.toml
 	$(CARGO) build --release --target $(WASM_TARGET) --manifest-path sdk-guest/Cargo.toml --examples
@@ -103,7 +105,7 @@ soak: build plugins
 	$(CARGO) run --release -p wasm-mcp-tests --bin soak
 
 ## lint: formatting and clippy for the host, the tests, the SDK and every plugin; the SDK's docs
-lint: wasm-target
+lint: toolchain
 	$(CARGO) fmt --all --check
 	for m in sdk-guest plugins tests/plugins fuzz bench; do $(CARGO) fmt --manifest-path $$m/Cargo.toml --all --check || exit 1; done
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
@@ -113,11 +115,11 @@ lint: wasm-target
 		$(CARGO) clippy --release --target $(WASM_TARGET) --manifest-path $$m/Cargo.toml --all-targets -- -D warnings || exit 1; done
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --manifest-path sdk-guest/Cargo.toml
 
-$(CARGO_FUZZ):
+$(CARGO_FUZZ): | toolchain
 	$(CARGO) install cargo-fuzz --version $(CARGO_FUZZ_VERSION) --locked --root $(TOOLS)
 
 ## fuzz-build: every fuzz target (fuzz/, its own workspace), instrumented
-fuzz-build: $(CARGO_FUZZ) plugins
+fuzz-build: toolchain $(CARGO_FUZZ) plugins
 	cd fuzz && RUSTC_BOOTSTRAP=1 $(CARGO_FUZZ) build $(FUZZ_FLAGS)
 
 ## fuzz: runs every fuzz target for FUZZ_SECONDS (default 300) on its seeds plus

@@ -9,7 +9,14 @@ use anyhow::Result;
 use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 /// Bytes of each pooled linear memory and table kept resident between calls.
-const KEEP_RESIDENT_BYTES: usize = 1 << 20;
+///
+/// Since wasmtime 50 the scan that finds the pages a call dirtied no longer
+/// asks the kernel for present pages only (so that a dirty page in swap is
+/// reset too); Linux then reports every page the call never touched as
+/// written as well, and up to this many bytes of them are zeroed on every
+/// reset. 64 KiB bounds that work to a few microseconds while keeping the
+/// pages a small call really uses (measured in bench/results.md, "wasmtime 50").
+const KEEP_RESIDENT_BYTES: usize = 64 << 10;
 
 /// How the engine is set up: the sizes of its pools.
 #[derive(Debug, Clone)]

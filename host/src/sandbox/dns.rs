@@ -97,7 +97,7 @@ impl HostResolveAddressStream for NameGate<'_> {
         HostResolveAddressStream::subscribe(&mut self.sockets, stream)
     }
 
-    fn drop(&mut self, stream: Resource<ResolveAddressStream>) -> wasmtime::Result<()> {
-        HostResolveAddressStream::drop(&mut self.sockets, stream)
+    async fn drop(&mut self, stream: Resource<ResolveAddressStream>) -> wasmtime::Result<()> {
+        HostResolveAddressStream::drop(&mut self.sockets, stream).await
     }
 }

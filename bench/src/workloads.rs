@@ -1,6 +1,6 @@
 //! The tools every server in the suite serves, compiled natively: `echo` and
-//! `count_primes` (the spinner test plugin's sieve, the same Rust code the
-//! plugin compiles to wasm), and the JSON-RPC lines that call them.
+//! `count_primes` (the sieve of `wasm-mcp-workloads`, the same Rust code the
+//! spinner test plugin compiles to wasm), and the JSON-RPC lines that call them.
 
 use serde_json::{Value, json};
 
@@ -18,28 +18,10 @@ pub fn echo(arguments: &Value) -> Option<String> {
 /// `count_primes`: what the spinner test plugin answers.
 pub fn count_primes(arguments: &Value) -> Option<String> {
     let below = u32::try_from(arguments.get("below")?.as_u64()?).ok()?;
-    Some(format!("{} primes below {below}", sieve(below as usize)))
-}
-
-/// The sieve of the spinner test plugin (tests/plugins/spinner).
-fn sieve(below: usize) -> usize {
-    if below < 3 {
-        return 0;
-    }
-    let mut composite = vec![false; below];
-    let mut count = 0;
-    for n in 2..below {
-        if composite[n] {
-            continue;
-        }
-        count += 1;
-        let mut multiple = n.saturating_mul(n);
-        while multiple < below {
-            composite[multiple] = true;
-            multiple += n;
-        }
-    }
-    count
+    Some(format!(
+        "{} primes below {below}",
+        wasm_mcp_workloads::sieve(below as usize)
+    ))
 }
 
 /// One tool call the suite makes, and the text its answer must carry.

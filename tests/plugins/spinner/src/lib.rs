@@ -12,6 +12,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use wasm_mcp_sdk::{Error, NoArgs, Plugin, Prompt, PromptMessage, ResourceContents, ResourceTemplate, Tool, host};
+use wasm_mcp_workloads::sieve;
 
 /// Loops forever without ever asking whether it was cancelled.
 fn spin(_: NoArgs) -> String {
@@ -111,30 +112,10 @@ struct PrimesArgs {
     below: u32,
 }
 
-/// CPU-bound work in tight loops, with no host calls: a sieve of
-/// Eratosthenes (a byte per number below `below`).
+/// CPU-bound work in tight loops, with no host calls: the sieve of
+/// `wasm-mcp-workloads`, which the benchmarks also run natively.
 fn count_primes(args: PrimesArgs) -> String {
     format!("{} primes below {}", sieve(args.below as usize), args.below)
-}
-
-fn sieve(below: usize) -> usize {
-    if below < 3 {
-        return 0;
-    }
-    let mut composite = vec![false; below];
-    let mut count = 0;
-    for n in 2..below {
-        if composite[n] {
-            continue;
-        }
-        count += 1;
-        let mut multiple = n.saturating_mul(n);
-        while multiple < below {
-            composite[multiple] = true;
-            multiple += n;
-        }
-    }
-    count
 }
 
 #[derive(Deserialize, JsonSchema)]

@@ -8,15 +8,12 @@
 //! Prints throughput and latency percentiles. Traffic goes to 127.0.0.1 only,
 //! and every loop is bounded in time.
 
-#[path = "../tests/http_support/mod.rs"]
-mod http_support;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use http_support::HttpServer;
 use serde_json::{Value, json};
 use wasm_mcp_tests::PluginDir;
+use wasm_mcp_tests::http::HttpServer;
 
 /// How long each measurement runs.
 const RUN: Duration = Duration::from_secs(3);

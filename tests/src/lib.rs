@@ -1,23 +1,27 @@
-//! Helpers shared by the end-to-end tests.
-//!
-//! Every test starts the real `wasm-mcp` binary over real plugins built from
-//! source and speaks JSON-RPC to it as a client would. Nothing is mocked.
-//! Every message the server emits is checked against the official MCP
-//! 2025-11-25 JSON Schema (see [`schema`]).
+//! The test harness of wasm-mcp: the end-to-end tests, the soak test and the
+//! benchmarks drive the real `wasm-mcp` binary over real plugins built from
+//! source through the clients here, and speak JSON-RPC to it as a client
+//! would. Nothing is mocked. The tests' clients check every message the
+//! server emits against the official MCP 2025-11-25 JSON Schema (see
+//! [`schema`]); the benchmarks' lean clients check nothing on the measured path.
 
 pub mod expect;
+pub mod http;
 pub mod jsonrpc;
 pub mod loopback;
 pub mod paths;
 pub mod plugin_dir;
 pub mod proc_stat;
+pub mod process;
 pub mod schema;
-pub mod server;
+pub mod stdio;
+pub mod wait;
 
 pub use jsonrpc::{Response, RpcError};
 pub use paths::{binary, plugin_wasm, plugins_dist, test_plugins_dist, workspace_root};
 pub use plugin_dir::PluginDir;
-pub use server::{StdioServer, compile_timeout, timeout};
+pub use stdio::StdioServer;
+pub use wait::{compile_timeout, timeout};
 
 /// The protocol revision this host implements.
 pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";

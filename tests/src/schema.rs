@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 use jsonschema::ValidatorMap;
 use serde_json::Value;
 
-use crate::jsonrpc::{Kind, kind};
+use crate::jsonrpc::{Kind, SentRequest, kind};
 
 static SCHEMA_TEXT: &str = include_str!("../spec/schema-2025-11-25.json");
 
@@ -98,6 +98,22 @@ pub fn client_result_def(method: &str) -> &'static str {
         "roots/list" => "ListRootsResult",
         "elicitation/create" => "ElicitResult",
         _ => "Result",
+    }
+}
+
+/// Checks any message from the server by its kind; `answers` is the request
+/// a response answers (`None` when it could not be identified, e.g. a parse
+/// error).
+pub fn check_message(msg: &Value, answers: Option<&SentRequest>) -> Result<(), String> {
+    match kind(msg) {
+        Kind::Result | Kind::Error => check_response(
+            msg,
+            answers.map(|sent| sent.method.as_str()),
+            answers.is_some_and(|sent| sent.task),
+        ),
+        Kind::Notification => check_notification(msg),
+        Kind::Request => check_server_request(msg),
+        Kind::Invalid(why) => Err(format!("is not a JSON-RPC message: {why}")),
     }
 }
 

@@ -7,8 +7,6 @@
 //!
 //! Behavioural only: waits are bounded by the harness timeout.
 
-mod http_support;
-
 use std::collections::HashSet;
 
 use reqwest::StatusCode;
@@ -16,7 +14,7 @@ use serde_json::{Value, json};
 use wasm_mcp_tests::expect::{is_tool_error, single_text, texts, tool_ok};
 use wasm_mcp_tests::{PluginDir, StdioServer};
 
-use http_support::{HttpServer, error_body};
+use wasm_mcp_tests::http::{HttpServer, error_body};
 
 /// The JSON-RPC code of a request refused because a server limit was reached.
 const SERVER_ERROR: i64 = -32000;

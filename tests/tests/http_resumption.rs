@@ -4,12 +4,10 @@
 //! closed it mid-call under the polling policy (`--sse-poll-after`), up to
 //! and including the response.
 
-mod http_support;
-
-use http_support::{Event, HttpServer, McpClient, check_message};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use wasm_mcp_tests::PluginDir;
+use wasm_mcp_tests::http::{Event, HttpServer, McpClient, check_message};
 
 /// (stream, seq) of an event id `<stream>-<seq>`.
 fn position(event: &Event) -> (u64, u64) {

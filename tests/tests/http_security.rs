@@ -2,15 +2,13 @@
 //! bearer-token authentication with sessions bound to the token that created
 //! them, and idle session expiry.
 
-mod http_support;
-
 use std::io::Write;
 use std::time::Duration;
 
-use http_support::{HttpServer, McpClient, error_body};
 use reqwest::StatusCode;
 use serde_json::json;
 use wasm_mcp_tests::PluginDir;
+use wasm_mcp_tests::http::{HttpServer, McpClient, error_body};
 
 fn initialize_body() -> String {
     json!({

@@ -4,11 +4,9 @@
 //! (resource updates, task status) arrive on the session's standalone GET
 //! stream.
 
-mod http_support;
-
-use http_support::{HttpServer, McpClient, Sse, read_until};
 use serde_json::{Value, json};
 use wasm_mcp_tests::PluginDir;
+use wasm_mcp_tests::http::{HttpServer, McpClient, Sse, read_until};
 
 fn updated(uri: &'static str) -> impl Fn(&Value) -> bool {
     move |m| m["method"] == "notifications/resources/updated" && m["params"]["uri"] == uri

@@ -3,12 +3,10 @@
 //! notifications and server → client requests on the stream of the request
 //! they belong to, and DELETE ending (and freeing) a session.
 
-mod http_support;
-
-use http_support::{HttpServer, McpClient, Sse, error_body, read_all};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use wasm_mcp_tests::PluginDir;
+use wasm_mcp_tests::http::{HttpServer, McpClient, Sse, error_body, read_all};
 
 fn conformance_server() -> HttpServer {
     HttpServer::start(PluginDir::with(&["conformance"]), &[])
@@ -146,7 +144,7 @@ fn a_client_that_accepts_only_json_gets_json() {
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(response.headers()["content-type"], "application/json");
     let answer: Value = serde_json::from_str(&response.text().unwrap()).unwrap();
-    http_support::check_message(&answer, Some("tools/call"));
+    wasm_mcp_tests::http::check_message(&answer, Some("tools/call"));
     assert_eq!(answer["id"], 9);
     let refused = client.post_with(&[("accept", "text/html")], ping(3).to_string());
     assert_eq!(refused.status(), StatusCode::NOT_ACCEPTABLE);

@@ -9,13 +9,11 @@
 //! is either far longer than the calls that must finish or far shorter than
 //! the calls that must be stopped.
 
-mod http_support;
-
 use serde_json::{Value, json};
 use wasm_mcp_tests::expect::single_text;
 use wasm_mcp_tests::{NO_LIMITS, PluginDir, StdioServer};
 
-use http_support::{HttpServer, check_message, read_until};
+use wasm_mcp_tests::http::{HttpServer, check_message, read_until};
 
 /// The JSON-RPC code of a request refused or stopped by the server.
 const SERVER_ERROR: i64 = -32000;

@@ -1,17 +1,17 @@
 //! [`StdioServer`]: the real `wasm-mcp serve --plugins DIR` as a child
-//! process, driven over its stdin and stdout as an MCP client would.
+//! process, driven over its stdin and stdout as an MCP client would: the
+//! checked client of the end-to-end tests.
 //!
 //! A reader thread parses every stdout line as JSON and checks it against the
 //! MCP schema (a non-JSON line, or a message that does not validate, is a
-//! test failure: stdout is protocol only). Another thread collects stderr.
-//! Waiting has a generous limit ([`timeout`]); running into it fails the test
-//! with what was seen, it is never a timing assertion. Dropping the server
-//! kills the child.
+//! test failure: stdout is protocol only). Stderr is captured. Waiting has a
+//! generous limit ([`timeout`]); running into it fails the test with what was
+//! seen, it is never a timing assertion. Dropping the server kills the child.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -19,47 +19,23 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::jsonrpc::{Kind, Response, RpcError, id_key, kind};
-use crate::paths::binary;
+use crate::jsonrpc::{self, Ids, Kind, Response, RpcError, SentRequest, id_key, kind};
 use crate::plugin_dir::PluginDir;
-use crate::{LATEST_PROTOCOL_VERSION, schema};
-
-/// How long to wait for anything the server should do before failing the
-/// test: `WASM_MCP_TEST_TIMEOUT_SECS`, default 60 seconds.
-pub fn timeout() -> Duration {
-    let secs = std::env::var("WASM_MCP_TEST_TIMEOUT_SECS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(60);
-    Duration::from_secs(secs)
-}
-
-/// How long to wait for something that follows compiling a plugin: five times
-/// [`timeout`], as compiling a large component (Python, JavaScript) on a busy
-/// machine is slow.
-pub fn compile_timeout() -> Duration {
-    timeout() * 5
-}
+use crate::process::{ServerProcess, Stderr, serve_command};
+use crate::schema;
+use crate::wait::{compile_timeout, timeout};
 
 /// Answers one server → client request: the `params` in, a result or a
 /// JSON-RPC error out.
 pub type Handler = Box<dyn FnMut(&Value) -> Result<Value, RpcError>>;
 
-/// A request the tests sent, so its response can be checked by method.
-struct Sent {
-    method: String,
-    task: bool,
-}
-
-/// State the reader threads share with the test thread.
+/// State the stdout reader thread shares with the test thread.
 #[derive(Default)]
 struct Shared {
     /// Requests sent and not yet answered, by [`id_key`].
-    pending: Mutex<HashMap<String, Sent>>,
+    pending: Mutex<HashMap<String, SentRequest>>,
     /// Everything wrong with what the server wrote on stdout.
     violations: Mutex<Vec<String>>,
-    /// Everything the server wrote on stderr.
-    stderr: Mutex<String>,
 }
 
 impl Shared {
@@ -70,16 +46,14 @@ impl Shared {
                 let id = msg.get("id").filter(|id| !id.is_null());
                 let sent = id.and_then(|id| self.pending.lock().unwrap().remove(&id_key(id)));
                 match (k, sent, id) {
-                    (_, Some(sent), _) => schema::check_response(msg, Some(&sent.method), sent.task),
-                    (Kind::Error, None, None) => schema::check_response(msg, None, false),
+                    (_, Some(sent), _) => schema::check_message(msg, Some(&sent)),
+                    (Kind::Error, None, None) => schema::check_message(msg, None),
                     (_, None, _) => Err("is a response whose id matches no outstanding request \
                          (a second response to one request, or one never asked for)"
                         .to_string()),
                 }
             }
-            Kind::Notification => schema::check_notification(msg),
-            Kind::Request => schema::check_server_request(msg),
-            Kind::Invalid(why) => Err(format!("is not a JSON-RPC message: {why}")),
+            _ => schema::check_message(msg, None),
         };
         if let Err(e) = outcome {
             self.violations
@@ -103,12 +77,12 @@ enum Event {
 
 /// The `wasm-mcp` binary serving a plugins directory over stdio.
 pub struct StdioServer {
-    child: Child,
+    process: ServerProcess,
     stdin: Option<ChildStdin>,
     events: Receiver<Event>,
     shared: Arc<Shared>,
-    threads: Vec<JoinHandle<()>>,
-    next_id: i64,
+    stdout_reader: Option<JoinHandle<()>>,
+    ids: Ids,
     /// Every notification received, in order of arrival.
     notifications: Vec<Value>,
     /// Indices of notifications already returned by `wait_for_notification`.
@@ -153,44 +127,33 @@ impl StdioServer {
 
     /// Runs `wasm-mcp serve --plugins DIR ARGS...`.
     pub fn spawn(plugins_dir: &Path, args: &[&str]) -> Self {
-        let mut command = Command::new(binary());
-        command.arg("serve").arg("--plugins").arg(plugins_dir).args(args);
+        let mut command = serve_command(plugins_dir);
+        command.args(args);
         Self::spawn_command(command)
     }
 
     /// Drives any command as the server (the harness's own tests use this to
     /// check that bad output is caught).
     pub fn spawn_command(mut command: Command) -> Self {
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawn {command:?}: {e}"));
+        command.stdin(Stdio::piped()).stdout(Stdio::piped());
+        let mut process = ServerProcess::spawn(command, Stderr::Captured);
         let shared = Arc::new(Shared::default());
         let (tx, events) = channel();
-        let stdout = child.stdout.take().expect("piped stdout");
-        let stderr = child.stderr.take().expect("piped stderr");
-        let threads = vec![
-            {
-                let shared = shared.clone();
-                std::thread::spawn(move || read_stdout(stdout, shared, tx))
-            },
-            {
-                let shared = shared.clone();
-                std::thread::spawn(move || read_stderr(stderr, shared))
-            },
-        ];
+        let stdout = process.take_stdout();
+        let stdout_reader = {
+            let shared = shared.clone();
+            std::thread::spawn(move || read_stdout(stdout, shared, tx))
+        };
         let mut handlers: HashMap<String, Handler> = HashMap::new();
         // ping works in both directions.
         handlers.insert("ping".into(), Box::new(|_| Ok(json!({}))));
         StdioServer {
-            stdin: child.stdin.take(),
-            child,
+            stdin: Some(process.take_stdin()),
+            process,
             events,
             shared,
-            threads,
-            next_id: 1,
+            stdout_reader: Some(stdout_reader),
+            ids: Ids::default(),
             notifications: Vec::new(),
             claimed: HashSet::new(),
             client_requests: Vec::new(),
@@ -214,7 +177,7 @@ impl StdioServer {
 
     /// The child's process id.
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.process.pid()
     }
 
     /// CPU time the server has used so far, in clock ticks.
@@ -233,20 +196,10 @@ impl StdioServer {
     /// Sends one raw line (a newline is added). If it parses as a request its
     /// id is remembered so the response can be checked by method.
     pub fn send_raw(&mut self, line: &str) {
-        // Anything with an id that is not itself a response expects an answer
-        // (an invalid request with an id gets an error carrying that id).
         if let Ok(msg) = serde_json::from_str::<Value>(line)
-            && let Some(id) = msg.get("id").filter(|id| !id.is_null())
-            && msg.get("result").is_none()
-            && msg.get("error").is_none()
+            && let Some((key, sent)) = SentRequest::expecting_response(&msg)
         {
-            let method = msg["method"].as_str().unwrap_or("<invalid request>").to_string();
-            let task = msg["params"].get("task").is_some();
-            self.shared
-                .pending
-                .lock()
-                .unwrap()
-                .insert(id_key(id), Sent { method, task });
+            self.shared.pending.lock().unwrap().insert(key, sent);
         }
         self.send_bytes(line.as_bytes());
     }
@@ -266,18 +219,12 @@ impl StdioServer {
 
     /// Sends a notification (`params` omitted when null).
     pub fn notify(&mut self, method: &str, params: Value) {
-        let mut msg = json!({"jsonrpc": "2.0", "method": method});
-        if !params.is_null() {
-            msg["params"] = params;
-        }
-        self.send(&msg);
+        self.send(&jsonrpc::notification(method, params));
     }
 
     /// A fresh integer request id.
     pub fn next_id(&mut self) -> Value {
-        let id = json!(self.next_id);
-        self.next_id += 1;
-        id
+        json!(self.ids.next_id())
     }
 
     /// Sends a request with a fresh id without waiting; returns the id.
@@ -290,11 +237,7 @@ impl StdioServer {
     /// Sends a request with the given id without waiting.
     pub fn start_request_with_id(&mut self, id: Value, method: &str, params: Value) {
         self.requests_sent += 1;
-        let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
-        if !params.is_null() {
-            msg["params"] = params;
-        }
-        self.send(&msg);
+        self.send(&jsonrpc::request(id, method, params));
     }
 
     /// Sends a request (`params` omitted when null) and waits for its
@@ -319,14 +262,7 @@ impl StdioServer {
     /// `initialize` offering `capabilities` and the latest version, then
     /// `notifications/initialized`. Returns the InitializeResult.
     pub fn initialize(&mut self, capabilities: Value) -> Value {
-        let response = self.request(
-            "initialize",
-            json!({
-                "protocolVersion": LATEST_PROTOCOL_VERSION,
-                "capabilities": capabilities,
-                "clientInfo": {"name": "wasm-mcp-tests", "version": "0.1.0"},
-            }),
-        );
+        let response = self.request("initialize", jsonrpc::initialize_params("wasm-mcp-tests", capabilities));
         let result = response.result().clone();
         self.notify("notifications/initialized", Value::Null);
         result
@@ -444,12 +380,12 @@ impl StdioServer {
 
     /// Answers a server → client request with a result.
     pub fn respond(&mut self, id: &Value, result: Value) {
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
+        self.send(&jsonrpc::result_response(id, result));
     }
 
     /// Answers a server → client request with a JSON-RPC error.
     pub fn respond_error(&mut self, id: &Value, code: i64, message: &str) {
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}));
+        self.send(&jsonrpc::error_response(id, code, message));
     }
 
     /// Answers every future server → client request of `method` with `handler`.
@@ -501,7 +437,7 @@ impl StdioServer {
 
     /// Everything the server wrote on stderr so far.
     pub fn stderr(&self) -> String {
-        self.shared.stderr.lock().unwrap().clone()
+        self.process.stderr()
     }
 
     /// Waits until stderr satisfies `pred`; `what` describes it.
@@ -553,11 +489,7 @@ impl StdioServer {
 
     /// Sends `signal` (a name `kill -s` takes: `TERM`, `INT`) to the server.
     pub fn send_signal(&self, signal: &str) {
-        let status = Command::new("kill")
-            .args(["-s", signal, &self.pid().to_string()])
-            .status()
-            .expect("run kill");
-        assert!(status.success(), "kill -s {signal} {} failed", self.pid());
+        self.process.send_signal(signal);
     }
 
     /// Waits for the process to exit (after `cause`, for the failure
@@ -566,7 +498,7 @@ impl StdioServer {
     pub fn wait_for_exit(&mut self, cause: &str) -> ExitStatus {
         let deadline = Instant::now() + timeout();
         let status = loop {
-            match self.child.try_wait().expect("query the child's status") {
+            match self.process.try_wait() {
                 Some(status) => break status,
                 None if Instant::now() >= deadline => panic!(
                     "the server did not exit within {:?} after {cause}; stderr:\n{}",
@@ -590,8 +522,8 @@ impl StdioServer {
                 panic!("stdout did not close after the server exited");
             }
         }
-        for thread in self.threads.drain(..) {
-            let _ = thread.join();
+        if let Some(reader) = self.stdout_reader.take() {
+            let _ = reader.join();
         }
         self.assert_no_violations();
         status
@@ -686,7 +618,7 @@ impl StdioServer {
 
     fn fail_waiting(&mut self, what: &str, limit: Duration) -> ! {
         if self.stdout_closed {
-            let status = self.child.try_wait().ok().flatten();
+            let status = self.process.try_wait();
             panic!(
                 "waiting for {what}: the server closed stdout (exit status: {}); stderr:\n{}",
                 status.map_or("still running".to_string(), |s| s.to_string()),
@@ -704,12 +636,9 @@ impl StdioServer {
 impl Drop for StdioServer {
     fn drop(&mut self) {
         self.stdin.take();
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-        }
-        let _ = self.child.wait();
-        for thread in self.threads.drain(..) {
-            let _ = thread.join();
+        self.process.kill();
+        if let Some(reader) = self.stdout_reader.take() {
+            let _ = reader.join();
         }
         if !std::thread::panicking() {
             self.assert_no_violations();
@@ -766,20 +695,6 @@ fn read_stdout(stdout: ChildStdout, shared: Arc<Shared>, tx: Sender<Event>) {
         }
     }
     let _ = tx.send(Event::Closed);
-}
-
-fn read_stderr(mut stderr: impl Read, shared: Arc<Shared>) {
-    let mut buf = [0u8; 8192];
-    loop {
-        match stderr.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => shared
-                .stderr
-                .lock()
-                .unwrap()
-                .push_str(&String::from_utf8_lossy(&buf[..n])),
-        }
-    }
 }
 
 /// The messages of `method` among `messages`, in order.

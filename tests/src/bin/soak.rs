@@ -16,20 +16,22 @@
 //! warm-up against those at the end). It prints those figures and exits
 //! non-zero on any violation.
 
-use std::collections::{HashMap, HashSet};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use wasm_mcp_tests::{LATEST_PROTOCOL_VERSION, PluginDir, binary, plugin_wasm, proc_stat};
+use wasm_mcp_tests::http::{HttpServer, McpClient, Sse};
+use wasm_mcp_tests::process::{ServerProcess, Stderr, serve_command};
+use wasm_mcp_tests::stdio::{ConcurrentStdioClient, ProblemSink};
+use wasm_mcp_tests::{PluginDir, jsonrpc, plugin_wasm, proc_stat};
 
 /// How long any one response may take before it counts as lost.
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a server may take to exit once asked to.
+const EXIT_LIMIT: Duration = Duration::from_secs(60);
 /// How long a task is kept: the client checks each one well within it, so
 /// the tasks a session holds stay far below the server's `max_tasks`.
 const TASK_TTL_MS: u64 = 20_000;
@@ -60,7 +62,6 @@ struct Tally {
     requests: AtomicU64,
     responses: AtomicU64,
     cancelled: AtomicU64,
-    cancelled_answered: AtomicU64,
     tasks_created: AtomicU64,
     tasks_completed: AtomicU64,
     tasks_cancelled: AtomicU64,
@@ -84,214 +85,52 @@ impl Tally {
     }
 }
 
-/// What became of one request.
-enum Outcome {
-    Answered(Value),
-    /// Cancelled, and no response came (which the protocol allows).
-    Unanswered,
-}
-
 /// One client's way of sending requests to its server.
 trait Client: Send + Sync {
-    /// Sends request `id`; with `cancel_after`, cancels it after that long
-    /// unless it was answered. Records a violation for a lost response.
-    fn request(&self, id: &str, method: &str, params: Value, cancel_after: Option<Duration>) -> Outcome;
+    /// Sends request `id` and returns its response; with `cancel_after`,
+    /// cancels it after that long unless it was answered, and then `None`
+    /// means no response came (which the protocol allows). Records a
+    /// violation for a lost response.
+    fn request(&self, id: &str, method: &str, params: Value, cancel_after: Option<Duration>) -> Option<Value>;
 }
 
-// ---- stdio -------------------------------------------------------------------
-
-/// A stdio server: one client, whose workers share its stdin; a reader
-/// thread hands each response to the worker waiting for it.
-struct StdioClient {
-    /// `None` once closed, which shuts the server down.
-    stdin: Mutex<Option<ChildStdin>>,
-    waiting: Arc<Mutex<HashMap<String, Sender<Value>>>>,
-    /// Cancelled requests that may still get (at most) one late response.
-    cancelled: Arc<Mutex<HashSet<String>>>,
-    tally: Arc<Tally>,
-}
-
-impl StdioClient {
-    fn start(plugins: &std::path::Path, cache: &std::path::Path, tally: Arc<Tally>) -> (Child, Arc<Self>) {
-        let mut child = Command::new(binary())
-            .args(["serve", "--plugins"])
-            .arg(plugins)
-            .arg("--cache-dir")
-            .arg(cache)
-            .env("WASM_MCP_LOG", QUIET_LOG)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start wasm-mcp over stdio");
-        let client = Arc::new(Self {
-            stdin: Mutex::new(child.stdin.take()),
-            waiting: Arc::default(),
-            cancelled: Arc::default(),
-            tally: tally.clone(),
-        });
-        let stdout = child.stdout.take().expect("piped stdout");
-        let reader = client.clone();
-        thread::spawn(move || reader.read(BufReader::new(stdout)));
-        (child, client)
-    }
-
-    fn send(&self, message: &Value) {
-        let mut stdin = self.stdin.lock().unwrap();
-        let Some(stdin) = stdin.as_mut() else { return };
-        let line = format!("{message}\n");
-        if let Err(e) = stdin.write_all(line.as_bytes()).and_then(|()| stdin.flush()) {
-            self.tally
-                .violation(format!("stdio: writing to the server failed: {e}"));
-        }
-    }
-
-    /// Closes stdin: the server shuts down.
-    fn close(&self) {
-        self.stdin.lock().unwrap().take();
-    }
-
-    /// Routes every response to the worker waiting for it, answers pings.
-    fn read(&self, stdout: impl BufRead) {
-        for line in stdout.lines() {
-            let Ok(line) = line else { break };
-            let Ok(message) = serde_json::from_str::<Value>(&line) else {
-                self.tally
-                    .violation(format!("stdio: a line that is not JSON: {line:.200}"));
-                continue;
-            };
-            if message.get("method").is_some() {
-                if message["method"] == "ping" && message.get("id").is_some() {
-                    self.send(&json!({"jsonrpc": "2.0", "id": message["id"], "result": {}}));
-                }
-                continue;
-            }
-            let id = message["id"].as_str().unwrap_or_default().to_owned();
-            if let Some(waiter) = self.waiting.lock().unwrap().remove(&id) {
-                let _ = waiter.send(message);
-            } else if self.cancelled.lock().unwrap().remove(&id) {
-                Tally::count(&self.tally.cancelled_answered);
-            } else {
-                self.tally.violation(format!(
-                    "stdio: a response nobody waits for (a second one, or another's): {line:.300}"
-                ));
-            }
-        }
+/// A stdio server: one client, whose workers share it.
+impl Client for ConcurrentStdioClient {
+    fn request(&self, id: &str, method: &str, params: Value, cancel_after: Option<Duration>) -> Option<Value> {
+        ConcurrentStdioClient::request(self, id, method, params, cancel_after)
     }
 }
-
-impl Client for StdioClient {
-    fn request(&self, id: &str, method: &str, params: Value, cancel_after: Option<Duration>) -> Outcome {
-        let (answer, answered) = channel();
-        self.waiting.lock().unwrap().insert(id.to_owned(), answer);
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let Some(after) = cancel_after else {
-            return match answered.recv_timeout(RESPONSE_TIMEOUT) {
-                Ok(message) => Outcome::Answered(message),
-                Err(_) => {
-                    self.waiting.lock().unwrap().remove(id);
-                    self.tally.violation(format!("stdio: no response to {method} {id}"));
-                    Outcome::Unanswered
-                }
-            };
-        };
-        if let Ok(message) = answered.recv_timeout(after) {
-            return Outcome::Answered(message);
-        }
-        // Whatever arrives from now on is the one late response allowed.
-        {
-            let mut waiting = self.waiting.lock().unwrap();
-            if waiting.remove(id).is_some() {
-                self.cancelled.lock().unwrap().insert(id.to_owned());
-            }
-        }
-        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}}));
-        match answered.try_recv() {
-            Ok(message) => Outcome::Answered(message),
-            Err(_) => Outcome::Unanswered,
-        }
-    }
-}
-
-// ---- Streamable HTTP ---------------------------------------------------------
 
 /// One HTTP session: each request is a POST whose SSE stream must carry
 /// exactly one response, its own.
-struct HttpClient {
-    http: reqwest::blocking::Client,
-    url: String,
-    session: String,
+struct HttpSession {
+    client: McpClient,
     tally: Arc<Tally>,
 }
 
-impl HttpClient {
-    fn connect(url: &str, name: &str, tally: Arc<Tally>) -> Self {
-        let http = reqwest::blocking::Client::builder()
-            .timeout(RESPONSE_TIMEOUT)
-            .build()
-            .expect("an HTTP client");
-        let initialize = json!({"jsonrpc": "2.0", "id": format!("{name}-init"), "method": "initialize", "params": {
-            "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {},
-            "clientInfo": {"name": name, "version": "1"}}});
-        let response = http
-            .post(url)
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json")
-            .body(initialize.to_string())
-            .send()
-            .expect("initialize over HTTP");
-        let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
-        let client = Self {
-            http,
-            url: url.to_owned(),
-            session,
-            tally,
-        };
-        let _ = client.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        client
-    }
-
-    fn post(&self, message: &Value) -> reqwest::Result<reqwest::blocking::Response> {
-        self.http
-            .post(&self.url)
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json")
-            .header("mcp-session-id", &self.session)
-            .header("mcp-protocol-version", LATEST_PROTOCOL_VERSION)
-            .body(message.to_string())
-            .send()
+impl HttpSession {
+    fn connect(url: &str, tally: Arc<Tally>) -> Self {
+        let mut client = McpClient::with_timeout(url, RESPONSE_TIMEOUT);
+        client.initialize(json!({}));
+        Self { client, tally }
     }
 }
 
-impl Client for HttpClient {
-    fn request(&self, id: &str, method: &str, params: Value, cancel_after: Option<Duration>) -> Outcome {
+impl Client for HttpSession {
+    fn request(&self, id: &str, method: &str, params: Value, cancel_after: Option<Duration>) -> Option<Value> {
         let canceller = cancel_after.map(|after| {
-            let (http, url, session) = (self.http.clone(), self.url.clone(), self.session.clone());
-            let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}});
+            let (client, cancel) = (self.client.clone(), jsonrpc::cancelled(id));
             thread::spawn(move || {
                 thread::sleep(after);
-                let _ = http
-                    .post(&url)
-                    .header("content-type", "application/json")
-                    .header("accept", "application/json, text/event-stream")
-                    .header("mcp-session-id", &session)
-                    .body(cancel.to_string())
-                    .send();
+                let _ = client.try_post(&cancel);
             })
         });
-        let sent = self.post(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         let mut responses = Vec::new();
-        match sent {
+        match self.client.try_post(&jsonrpc::request(id, method, params)) {
             Ok(response) if response.status().is_success() => {
-                for line in BufReader::new(response).lines() {
-                    let Ok(line) = line else { break };
-                    let Some(data) = line.strip_prefix("data:") else {
-                        continue;
-                    };
-                    let Ok(message) = serde_json::from_str::<Value>(data.trim()) else {
-                        continue;
-                    };
-                    if message.get("method").is_none() {
+                let mut stream = Sse::new(response);
+                while let Ok(Some(event)) = stream.try_next_event() {
+                    if let Some(message) = event.message().filter(|m| m.get("method").is_none()) {
                         responses.push(message);
                     }
                 }
@@ -308,15 +147,12 @@ impl Client for HttpClient {
             self.tally
                 .violation(format!("http: {} responses on the stream of {id}", responses.len()));
         }
-        match responses.into_iter().next() {
-            Some(message) => Outcome::Answered(message),
-            None if cancel_after.is_some() => Outcome::Unanswered,
-            None => {
-                self.tally
-                    .violation(format!("http: the stream of {method} {id} ended without a response"));
-                Outcome::Unanswered
-            }
+        let response = responses.into_iter().next();
+        if response.is_none() && cancel_after.is_none() {
+            self.tally
+                .violation(format!("http: the stream of {method} {id} ended without a response"));
         }
+        response
     }
 }
 
@@ -348,7 +184,7 @@ impl Worker {
         let id = self.new_id();
         Tally::count(&self.tally.requests);
         match self.client.request(&id, method, params, cancel_after) {
-            Outcome::Answered(message) => {
+            Some(message) => {
                 Tally::count(&self.tally.responses);
                 if message["id"] != json!(id) {
                     self.tally
@@ -356,7 +192,7 @@ impl Worker {
                 }
                 Some(message)
             }
-            Outcome::Unanswered => {
+            None => {
                 Tally::count(&self.tally.cancelled);
                 None
             }
@@ -629,57 +465,44 @@ fn main() {
     let cache = tempfile::tempdir().expect("a cache directory");
     let tally = Arc::new(Tally::default());
 
-    let mut servers: Vec<(String, Child)> = Vec::new();
-    let mut stdio_clients = Vec::new();
+    let problem: ProblemSink = {
+        let tally = tally.clone();
+        Arc::new(move |what| tally.violation(what))
+    };
+    let mut stdio: Vec<(String, ServerProcess, Arc<ConcurrentStdioClient>)> = Vec::new();
     let mut clients: Vec<(String, Arc<dyn Client>)> = Vec::new();
     for n in 0..stdio_servers {
-        let (child, client) = StdioClient::start(plugins.path(), cache.path(), tally.clone());
+        let mut command = serve_command(plugins.path());
+        command
+            .arg("--cache-dir")
+            .arg(cache.path())
+            .env("WASM_MCP_LOG", QUIET_LOG);
+        let (process, client) =
+            ConcurrentStdioClient::start(command, Stderr::Echoed, RESPONSE_TIMEOUT, problem.clone());
         let name = format!("stdio{n}");
-        let init = json!({"protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {},
-            "clientInfo": {"name": name, "version": "1"}});
-        if let Outcome::Unanswered = client.request(&format!("{name}-init"), "initialize", init, None) {
+        let init = jsonrpc::initialize_params(&name, json!({}));
+        if client
+            .request(&format!("{name}-init"), "initialize", init, None)
+            .is_none()
+        {
             panic!("{name} did not answer initialize");
         }
-        client.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        client.send(&jsonrpc::notification("notifications/initialized", Value::Null));
         for w in 0..stdio_workers {
             clients.push((format!("{name}.w{w}"), client.clone()));
         }
-        servers.push((name, child));
-        stdio_clients.push(client);
+        stdio.push((name, process, client));
     }
-    let mut http = Command::new(binary())
-        .args(["serve", "--http", "127.0.0.1:0", "--plugins"])
-        .arg(plugins.path())
-        .arg("--cache-dir")
+    let mut command = serve_command(plugins.path());
+    command
+        .args(["--http", "127.0.0.1:0", "--cache-dir"])
         .arg(cache.path())
-        .env("WASM_MCP_LOG", format!("{QUIET_LOG},wasm_mcp::transport::http=info"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start wasm-mcp over HTTP");
-    let mut http_log = BufReader::new(http.stderr.take().expect("piped stderr"));
-    let url = loop {
-        let mut line = String::new();
-        if http_log.read_line(&mut line).expect("read the HTTP server's stderr") == 0 {
-            panic!("the HTTP server exited before listening");
-        }
-        eprint!("{line}");
-        if let Some(at) = line.find("listening on ") {
-            break line[at + "listening on ".len()..].trim().to_owned();
-        }
-    };
-    thread::spawn(move || {
-        for line in http_log.lines().map_while(Result::ok) {
-            eprintln!("{line}");
-        }
-    });
+        .env("WASM_MCP_LOG", format!("{QUIET_LOG},wasm_mcp::transport::http=info"));
+    let mut http = HttpServer::spawn(command, Stderr::Echoed);
     for n in 0..http_clients {
-        let name = format!("http{n}");
-        let client: Arc<dyn Client> = Arc::new(HttpClient::connect(&url, &name, tally.clone()));
-        clients.push((name, client));
+        let client: Arc<dyn Client> = Arc::new(HttpSession::connect(&http.url, tally.clone()));
+        clients.push((format!("http{n}"), client));
     }
-    servers.push(("http".to_owned(), http));
 
     let started = Instant::now();
     let until = started + duration;
@@ -688,7 +511,11 @@ fn main() {
         let (dir, stop, tally) = (plugins.path().to_owned(), stop.clone(), tally.clone());
         thread::spawn(move || churn_plugin(&dir, &stop, &tally))
     };
-    let pids: Vec<(String, u32)> = servers.iter().map(|(name, child)| (name.clone(), child.id())).collect();
+    let mut pids: Vec<(String, u32)> = stdio
+        .iter()
+        .map(|(name, process, _)| (name.clone(), process.pid()))
+        .collect();
+    pids.push(("http".to_owned(), http.pid()));
     let sampler = {
         let (stop, pids) = (stop.clone(), pids.clone());
         thread::spawn(move || {
@@ -751,29 +578,20 @@ fn main() {
     let samples = sampler.join().expect("the sampler");
 
     // Every server shuts down cleanly: stdio on stdin closing, HTTP on SIGTERM.
-    for client in &stdio_clients {
+    for (_, _, client) in &stdio {
         client.close();
     }
-    let mut exits: Vec<(String, Option<ExitStatus>)> = Vec::new();
-    for (name, mut child) in servers {
-        if name == "http" {
-            let _ = Command::new("kill")
-                .args(["-s", "TERM", &child.id().to_string()])
-                .status();
-        }
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break Some(status),
-                _ if Instant::now() > deadline => {
-                    let _ = child.kill();
-                    break None;
-                }
-                _ => thread::sleep(Duration::from_millis(50)),
-            }
-        };
-        exits.push((name, status));
+    let mut exits = Vec::new();
+    let mut late_responses = 0;
+    for (name, mut process, client) in stdio {
+        late_responses += client.late_responses();
+        exits.push((name, process.exit_within(EXIT_LIMIT)));
     }
+    // (Unless it has already exited.)
+    if http.exit_within(Duration::ZERO).is_none() {
+        http.send_signal("TERM");
+    }
+    exits.push(("http".to_owned(), http.exit_within(EXIT_LIMIT)));
     for (name, status) in &exits {
         if !status.is_some_and(|s| s.success()) {
             tally.violation(format!("{name}: did not exit cleanly: {status:?}"));
@@ -787,7 +605,7 @@ fn main() {
         count(&tally.requests),
         count(&tally.responses),
         count(&tally.cancelled),
-        count(&tally.cancelled_answered)
+        late_responses
     );
     println!(
         "  tasks created {}  completed {}  cancelled {}  expired before the client came back {}  plugin changes {}",

@@ -88,23 +88,25 @@ test: build plugins node-deps
 	cd tests/node && ./run-tests.sh
 	cd tests/node && ./conformance.sh
 
-# The performance suite is its own cargo workspace (it builds the official Rust
-# SDK to compare against, which the tests and lints of the root workspace never
-# need), sharing the root's target directory.
+# The benchmarks are their own cargo workspace (the suite builds the official
+# Rust SDK to compare against, which the tests and lints of the root workspace
+# never need), sharing the root's target directory.
 BENCH := CARGO_TARGET_DIR=$(CURDIR)/target $(CARGO)
 
 ## bench: the performance suite (table printed and written to bench/results.md), then the transport, reload and limits benches
 bench: build plugins
 	$(BENCH) build --release --manifest-path bench/Cargo.toml
 	target/release/wasm-mcp-bench
-	$(CARGO) bench -p wasm-mcp-tests
+	target/release/wasm-mcp-bench http
+	target/release/wasm-mcp-bench reload
+	target/release/wasm-mcp-bench limits
 
 ## soak: many stdio and HTTP clients against real servers for SOAK_SECONDS (default 600) while
 ## plugins change; checks every response, every task, and flat memory and descriptors (not in `make test`)
 soak: build plugins
 	$(CARGO) run --release -p wasm-mcp-tests --bin soak
 
-## lint: formatting and clippy for the host, the tests, the SDK and every plugin; the SDK's docs
+## lint: formatting and clippy for the host, the tests, the benchmarks, the SDK and every plugin; the SDK's docs
 lint: toolchain
 	$(CARGO) fmt --all --check
 	for m in sdk-guest plugins tests/plugins fuzz bench; do $(CARGO) fmt --manifest-path $$m/Cargo.toml --all --check || exit 1; done

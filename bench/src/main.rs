@@ -1,29 +1,43 @@
-//! The wasm-mcp performance suite (`make bench`).
+//! The wasm-mcp benchmarks (`make bench`), in one binary.
 //!
-//! `wasm-mcp-bench` runs every measurement and writes the report to
-//! `bench/results.md`; `wasm-mcp-bench native-server` and `wasm-mcp-bench
-//! rmcp-server` are the two native MCP servers it compares against, started
-//! by the suite itself.
+//! - `wasm-mcp-bench` (or `run`): the performance suite; every measurement,
+//!   the report written to `bench/results.md`.
+//! - `wasm-mcp-bench http`: Streamable HTTP with many sessions.
+//! - `wasm-mcp-bench reload [languages]`: a file landing → `list_changed`,
+//!   and startup with a cold and a warm cache.
+//! - `wasm-mcp-bench limits`: the cost of fuel (and epochs) on CPU-bound tools.
+//! - `wasm-mcp-bench native-server` and `wasm-mcp-bench rmcp-server`: the
+//!   two native MCP servers the suite compares against, started by the suite.
 
-mod client;
+mod http;
+mod limits;
 mod machine;
 mod native_server;
+mod reload;
 mod report;
 mod rmcp_server;
+mod settings;
 mod stats;
 mod suite;
 mod workloads;
 
 fn main() {
-    match std::env::args().nth(1).as_deref() {
-        Some("native-server") => native_server::serve(),
-        Some("rmcp-server") => rmcp_server::serve(),
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
         None | Some("run") => {
             let results = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results.md");
             suite::run(&results);
         }
+        Some("http") => http::run(),
+        Some("reload") => reload::run(args.get(1).is_some_and(|a| a == "languages")),
+        Some("limits") => limits::run(),
+        Some("native-server") => native_server::serve(),
+        Some("rmcp-server") => rmcp_server::serve(),
         Some(other) => {
-            eprintln!("unknown command {other:?}: use `run` (the default), `native-server` or `rmcp-server`");
+            eprintln!(
+                "unknown command {other:?}: use `run` (the default), `http`, `reload [languages]`, `limits`, \
+                 `native-server` or `rmcp-server`"
+            );
             std::process::exit(2);
         }
     }

@@ -1,9 +1,13 @@
-//! Percentiles and the units the report prints.
+//! The statistics every benchmark reports, over samples of durations: the
+//! percentiles (by nearest rank), the fastest and slowest, and the units the
+//! reports print them in.
 
 use std::time::Duration;
 
-/// The `p`th percentile (0–100) of `samples`, nearest rank.
+/// The `p`th percentile (0–100) of `samples`, nearest rank: 0 is the
+/// fastest, 50 the median (the lower middle of an even count), 100 the slowest.
 pub fn percentile(samples: &[Duration], p: f64) -> Duration {
+    assert!(!samples.is_empty(), "a percentile of no samples");
     let mut sorted = samples.to_vec();
     sorted.sort_unstable();
     let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
@@ -14,12 +18,25 @@ pub fn median(samples: &[Duration]) -> Duration {
     percentile(samples, 50.0)
 }
 
+pub fn fastest(samples: &[Duration]) -> Duration {
+    percentile(samples, 0.0)
+}
+
+pub fn slowest(samples: &[Duration]) -> Duration {
+    percentile(samples, 100.0)
+}
+
+/// Milliseconds, as a number for a table column.
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
 pub fn micros(d: Duration) -> String {
     format!("{:.1} µs", d.as_secs_f64() * 1e6)
 }
 
 pub fn millis(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1e3)
+    format!("{:.1} ms", ms(d))
 }
 
 pub fn ratio(ours: f64, theirs: f64) -> String {

@@ -9,13 +9,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use wasm_mcp::plugins::{CallScope, Limits, PluginRuntime};
-use wasm_mcp_tests::{PluginDir, binary, plugin_wasm};
+use wasm_mcp_tests::process::serve_command;
+use wasm_mcp_tests::stdio::{LeanStdioClient, ToolCall};
+use wasm_mcp_tests::{PluginDir, plugin_wasm};
 
-use crate::client::Client;
 use crate::machine::rss_bytes;
 use crate::report::Report;
+use crate::settings::quick;
 use crate::stats::{median, micros, millis, percentile, ratio};
-use crate::workloads::ToolCall;
+use crate::workloads::{count_primes_call, echo_call};
 
 /// How much work each measurement does; `WASM_MCP_BENCH_QUICK=1` makes a
 /// short run for trying the suite out.
@@ -55,32 +57,22 @@ fn wanted(section: &str) -> bool {
     std::env::var("WASM_MCP_BENCH_ONLY").map_or(true, |only| only.split(',').any(|s| s.trim() == section))
 }
 
-fn quick() -> bool {
-    std::env::var_os("WASM_MCP_BENCH_QUICK").is_some_and(|v| v != "0")
-}
-
 /// A server under test.
 struct Subject {
     name: &'static str,
-    client: Client,
+    client: LeanStdioClient,
 }
 
-fn wasm_mcp(plugins: &Path, cache: &Path, extra: &[&str]) -> Client {
-    let mut command = Command::new(binary());
-    command
-        .arg("serve")
-        .arg("--plugins")
-        .arg(plugins)
-        .arg("--cache-dir")
-        .arg(cache)
-        .args(extra);
-    Client::spawn(command)
+fn wasm_mcp(plugins: &Path, cache: &Path, extra: &[&str]) -> LeanStdioClient {
+    let mut command = serve_command(plugins);
+    command.arg("--cache-dir").arg(cache).args(extra);
+    LeanStdioClient::spawn(command)
 }
 
-fn this_binary(role: &str) -> Client {
+fn this_binary(role: &str) -> LeanStdioClient {
     let mut command = Command::new(std::env::current_exe().expect("the bench binary's path"));
     command.arg(role);
-    Client::spawn(command)
+    LeanStdioClient::spawn(command)
 }
 
 /// The three servers of the comparison, initialized: wasm-mcp with raw-echo
@@ -121,7 +113,7 @@ pub fn run(results: &Path) {
     let plugins = PluginDir::with(&["raw-echo", "spinner"]);
     plugins.add_file("raw-echo.toml", b"[tools.echo]\ntask_support = \"optional\"\n");
     let mut subjects = subjects(&plugins, cache.path());
-    let echo = ToolCall::echo();
+    let echo = echo_call();
 
     if wanted("echo") {
         echo_latency(&mut report, &mut subjects, &echo, &sizes);
@@ -254,11 +246,11 @@ fn echo_throughput(report: &mut Report, subjects: &mut [Subject], echo: &ToolCal
 }
 
 fn cpu_bound(report: &mut Report, subjects: &mut [Subject], sizes: &Sizes) {
-    let primes = ToolCall::count_primes();
+    let primes = count_primes_call();
     report.section(
         "CPU-bound tool: count_primes (stdio)",
         &format!(
-            "`count_primes` below {} (a sieve, no host calls): the spinner test plugin in wasm-mcp (fuel on, yielding every million units, as always in the host) against the same Rust code compiled natively, served by each server and called in-process; {} calls each, one at a time, taking turns. `make bench` also runs `cargo bench -p wasm-mcp-tests --bench limits`, which measures the same wasm without fuel, and with epoch interruption instead.",
+            "`count_primes` below {} (a sieve, no host calls): the spinner test plugin in wasm-mcp (fuel on, yielding every million units, as always in the host) against the same Rust code compiled natively, served by each server and called in-process; {} calls each, one at a time, taking turns. `make bench` also runs `wasm-mcp-bench limits`, which measures the same wasm without fuel, and with epoch interruption instead.",
             crate::workloads::PRIMES_BELOW,
             sizes.cpu_calls
         ),
@@ -300,7 +292,7 @@ fn cpu_bound(report: &mut Report, subjects: &mut [Subject], sizes: &Sizes) {
 const BUSY_CALLS: usize = 4;
 
 fn echo_beside_cpu(report: &mut Report, subjects: &mut [Subject], echo: &ToolCall, sizes: &Sizes) {
-    let primes = ToolCall::count_primes();
+    let primes = count_primes_call();
     let count = sizes.echo_calls_per_round / 4;
     report.section(
         "Echo beside CPU-bound calls (stdio)",
@@ -379,7 +371,7 @@ fn fresh_instance(report: &mut Report, sizes: &Sizes) {
     );
 }
 
-fn tasks(report: &mut Report, client: &mut Client, sizes: &Sizes) {
+fn tasks(report: &mut Report, client: &mut LeanStdioClient, sizes: &Sizes) {
     let plain = json!({ "name": "echo", "arguments": { "message": "hi" } });
     let as_task = json!({ "name": "echo", "arguments": { "message": "hi" }, "task": {} });
     let (mut plain_samples, mut task_samples) = (Vec::new(), Vec::new());

@@ -2,10 +2,12 @@
 //! on an ephemeral loopback port ([`HttpServer`]), the SSE reader ([`Sse`]),
 //! a blocking client that speaks the transport by hand so the tests can see
 //! and break every part of it ([`McpClient`], which checks what it reads
-//! against the MCP schema where the tests ask it to). The headers a
+//! against the MCP schema where the tests ask it to), and a lean async
+//! session for the benchmarks ([`LeanHttpSession`]). The headers a
 //! conforming client sends are here, for all of them.
 
 mod client;
+mod lean;
 mod server;
 mod sse;
 
@@ -14,6 +16,7 @@ use reqwest::header::HeaderMap;
 use crate::LATEST_PROTOCOL_VERSION;
 
 pub use client::{Exchange, McpClient, check_message, error_body, read_all, read_until};
+pub use lean::{LeanHttpClient, LeanHttpSession};
 pub use server::HttpServer;
 pub use sse::{Event, Sse};
 

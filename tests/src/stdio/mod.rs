@@ -1,12 +1,15 @@
 //! The stdio side of the harness: `wasm-mcp serve` driven over its stdin and
-//! stdout. Two clients for two uses, on the same process handling
+//! stdout. Three clients for three uses, on the same process handling
 //! ([`crate::process`]) and message building ([`crate::jsonrpc`]):
 //! [`StdioServer`], the end-to-end tests' client, checking every message
-//! against the MCP schema; and [`ConcurrentStdioClient`], shared by many
-//! threads at once (the soak test).
+//! against the MCP schema; [`ConcurrentStdioClient`], shared by many threads
+//! at once (the soak test); and [`LeanStdioClient`], the benchmarks' client,
+//! which checks nothing on its measured path.
 
 mod checked;
 mod concurrent;
+mod lean;
 
 pub use checked::{Handler, StdioServer};
 pub use concurrent::{ConcurrentStdioClient, ProblemSink};
+pub use lean::{LeanStdioClient, Run, ToolCall};

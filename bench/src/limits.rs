@@ -16,10 +16,11 @@
 //! `count_primes` of the spinner test plugin (a sieve: tight loops, where
 //! per-block fuel accounting costs the most).
 //!
-//! `cargo bench -p wasm-mcp-tests --bench limits` (after `make build
-//! plugins`). `WASM_MCP_BENCH_RUNS` (default 7) sets the timed calls per
-//! configuration, `WASM_MCP_BENCH_ROUNDS` (default 300000) and
-//! `WASM_MCP_BENCH_PRIMES_BELOW` (default 40000000) the work per call.
+//! `wasm-mcp-bench limits` (after `make build plugins`).
+//! `WASM_MCP_BENCH_RUNS` (default 7) sets the timed calls per configuration,
+//! `WASM_MCP_BENCH_ROUNDS` (default 300000) and `WASM_MCP_BENCH_PRIMES_BELOW`
+//! (default 40000000) the work per call; `WASM_MCP_BENCH_QUICK=1` makes each
+//! default small (1 call of 1000 rounds, primes below 1000), to try it out.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,15 +34,15 @@ use wasmtime::component::{Component, Linker, ResourceTable, Val};
 use wasmtime::{Config, Engine, Store, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
+use crate::settings::{number, quick};
+use crate::stats::{fastest, median, ms};
+use crate::workloads::primes_below;
+
 /// The epoch tick the host used.
 const EPOCH_TICK: Duration = Duration::from_millis(10);
 
 /// The fuel between two yields in the host (`FUEL_YIELD_INTERVAL`).
 const FUEL_YIELD_INTERVAL: u64 = 1_000_000;
-
-fn env_number(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
 
 struct State {
     wasi: WasiCtx,
@@ -259,37 +260,6 @@ fn native_digest(text: &str, rounds: u64) -> String {
     format!(r#"{{"digest":"{hex}","rounds":{rounds}}}"#)
 }
 
-/// `count_primes` of the spinner, compiled natively.
-fn native_primes(below: u32) -> String {
-    let below = below as usize;
-    let mut count = 0;
-    if below >= 3 {
-        let mut composite = vec![false; below];
-        for n in 2..below {
-            if composite[n] {
-                continue;
-            }
-            count += 1;
-            let mut multiple = n.saturating_mul(n);
-            while multiple < below {
-                composite[multiple] = true;
-                multiple += n;
-            }
-        }
-    }
-    format!("{count} primes below {below}")
-}
-
-fn median(samples: &[Duration]) -> Duration {
-    let mut sorted = samples.to_vec();
-    sorted.sort();
-    sorted[sorted.len() / 2]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
 /// One way of running a workload's call.
 type Runner<'a> = Box<dyn FnMut() -> String + 'a>;
 
@@ -345,7 +315,7 @@ fn bench(workload: &Workload, runs: u64, runtime: &tokio::runtime::Runtime) {
     server.into_inner().shutdown();
 
     let baseline = median(&samples[0]);
-    let baseline_min = *samples[0].iter().min().expect("at least one run");
+    let baseline_min = fastest(&samples[0]);
     println!();
     println!(
         "limits: {} `{}` ({}), {runs} timed calls each, interleaved",
@@ -357,7 +327,7 @@ fn bench(workload: &Workload, runs: u64, runtime: &tokio::runtime::Runtime) {
     );
     for (name, samples) in names.iter().zip(&samples) {
         let med = median(samples);
-        let min = *samples.iter().min().expect("at least one run");
+        let min = fastest(samples);
         println!(
             "  {:<42} {:>10.1} {:>10.1} {:>+12.1}% {:>+12.1}%",
             name,
@@ -369,13 +339,11 @@ fn bench(workload: &Workload, runs: u64, runtime: &tokio::runtime::Runtime) {
     }
 }
 
-fn main() {
-    // `cargo bench` passes `--bench`; a plain run of the bench binary (as
-    // `cargo test --benches` does) only checks that it works: keep it short.
-    let quick = !std::env::args().any(|a| a == "--bench");
-    let runs = env_number("WASM_MCP_BENCH_RUNS", if quick { 1 } else { 7 });
-    let rounds = env_number("WASM_MCP_BENCH_ROUNDS", if quick { 1000 } else { 300_000 });
-    let below = env_number("WASM_MCP_BENCH_PRIMES_BELOW", if quick { 1000 } else { 40_000_000 }) as u32;
+pub fn run() {
+    let quick = quick();
+    let runs = number("WASM_MCP_BENCH_RUNS", if quick { 1 } else { 7 });
+    let rounds = number("WASM_MCP_BENCH_ROUNDS", if quick { 1000 } else { 300_000 });
+    let below = number("WASM_MCP_BENCH_PRIMES_BELOW", if quick { 1000 } else { 40_000_000 }) as u32;
     let text = "wasm-mcp bench";
     let workloads = [
         Workload {
@@ -391,8 +359,8 @@ fn main() {
             tool: "count_primes",
             what: format!("sieve below {below}: tight loops"),
             arguments: json!({"below": below}),
-            expected: native_primes(below),
-            native: Box::new(move || native_primes(below)),
+            expected: primes_below(below),
+            native: Box::new(move || primes_below(below)),
         },
     ];
     let runtime = tokio::runtime::Builder::new_multi_thread()

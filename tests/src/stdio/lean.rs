@@ -1,11 +1,13 @@
-//! A JSON-RPC client over a child process's stdio, made for measuring: one
-//! call at a time (latency), or a window of calls kept in flight
-//! (throughput). The measured loops only read each answer's id and whether it
-//! is an error; the warm-up call of every run checks the whole answer.
+//! [`LeanStdioClient`]: the benchmarks' client over a child process's stdio,
+//! one call at a time (latency) or a window of calls kept in flight
+//! (throughput). Nothing is checked against the schema and no thread stands
+//! between the client and the server: the measured loops write prepared
+//! request lines and read only each answer's id and whether it is an error.
+//! The warm-up call of every run checks the whole answer.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -13,22 +15,42 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::{Value, json};
 
-use crate::workloads::ToolCall;
+use crate::jsonrpc::{self, Ids};
+use crate::process::{ServerProcess, Stderr};
+
+/// One tool call a benchmark makes, and the text its answer must carry.
+#[derive(Clone)]
+pub struct ToolCall {
+    pub tool: &'static str,
+    pub arguments: Value,
+    pub expected: String,
+}
+
+impl ToolCall {
+    /// The tools/call request line with `id`, newline included.
+    pub fn request_line(&self, id: i64) -> String {
+        let params = json!({ "name": self.tool, "arguments": self.arguments });
+        let mut line = jsonrpc::request(id, "tools/call", params).to_string();
+        line.push('\n');
+        line
+    }
+}
 
 /// What the measured loops read of a message from the server.
 #[derive(Deserialize)]
 struct Envelope {
-    id: Option<u64>,
+    id: Option<i64>,
     method: Option<IgnoredAny>,
     error: Option<Value>,
 }
 
-pub struct Client {
-    child: Child,
+/// A server over stdio, its stderr discarded.
+pub struct LeanStdioClient {
+    process: ServerProcess,
     stdin: ChildStdin,
     /// With the reader thread during a throughput run.
     stdout: Option<BufReader<ChildStdout>>,
-    next_id: u64,
+    ids: Ids,
     line: String,
 }
 
@@ -38,39 +60,35 @@ pub struct Run {
     pub latencies: Vec<Duration>,
 }
 
-impl Client {
-    /// Starts `command` with piped stdin and stdout (its stderr is dropped).
+impl LeanStdioClient {
+    /// Starts `command` with piped stdin and stdout.
     pub fn spawn(mut command: Command) -> Self {
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
-        let stdin = child.stdin.take().expect("piped stdin");
-        let stdout = Some(BufReader::new(child.stdout.take().expect("piped stdout")));
+        command.stdin(Stdio::piped()).stdout(Stdio::piped());
+        let mut process = ServerProcess::spawn(command, Stderr::Discarded);
+        let stdin = process.take_stdin();
+        let stdout = Some(BufReader::new(process.take_stdout()));
         Self {
-            child,
+            process,
             stdin,
             stdout,
-            next_id: 1,
+            ids: Ids::default(),
             line: String::new(),
         }
     }
 
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.process.pid()
     }
 
     /// Sends a request and returns its result; panics on an error answer.
     pub fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.take_id();
-        let mut line = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
+        let id = self.ids.next_id();
+        let mut line = jsonrpc::request(id, method, params).to_string();
         line.push('\n');
         self.write(&line);
         loop {
             let message: Value = serde_json::from_str(self.read_line()).expect("the server writes JSON");
-            if message.get("method").is_some() || message.get("id").and_then(Value::as_u64) != Some(id) {
+            if message.get("method").is_some() || message.get("id").and_then(Value::as_i64) != Some(id) {
                 continue;
             }
             if let Some(error) = message.get("error") {
@@ -82,15 +100,10 @@ impl Client {
 
     /// initialize, then notifications/initialized.
     pub fn initialize(&mut self) -> Value {
-        let result = self.request(
-            "initialize",
-            json!({
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": { "name": "wasm-mcp-bench", "version": "0.1.0" },
-            }),
-        );
-        self.write("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+        let result = self.request("initialize", jsonrpc::initialize_params("wasm-mcp-bench", json!({})));
+        let mut line = jsonrpc::notification("notifications/initialized", Value::Null).to_string();
+        line.push('\n');
+        self.write(&line);
         result
     }
 
@@ -106,7 +119,7 @@ impl Client {
         self.check(call);
         (0..count)
             .map(|_| {
-                let id = self.take_id();
+                let id = self.ids.next_id();
                 let line = call.request_line(id);
                 let started = Instant::now();
                 self.write(&line);
@@ -120,9 +133,8 @@ impl Client {
     /// every moment: a reader thread takes the answers while this one sends.
     pub fn throughput(&mut self, call: &ToolCall, in_flight: usize, count: usize) -> Run {
         self.check(call);
-        let first_id = self.next_id;
-        self.next_id += count as u64;
-        let (answered, answers) = mpsc::channel::<(u64, Instant)>();
+        let first_id = self.ids.take(count as i64);
+        let (answered, answers) = mpsc::channel::<(i64, Instant)>();
         let mut stdout = self.stdout.take().expect("stdout is here between runs");
         let reader = std::thread::spawn(move || {
             let mut line = String::new();
@@ -146,7 +158,7 @@ impl Client {
         let mut latencies = Vec::with_capacity(count);
         while latencies.len() < count {
             while sent < count && sent - latencies.len() < in_flight {
-                let id = first_id + sent as u64;
+                let id = first_id + sent as i64;
                 sent_at.insert(id, Instant::now());
                 self.write(&call.request_line(id));
                 sent += 1;
@@ -170,15 +182,15 @@ impl Client {
         count: usize,
     ) -> Vec<Duration> {
         self.check(call);
-        let mut in_background = std::collections::HashSet::new();
+        let mut in_background = HashSet::new();
         for _ in 0..busy {
-            let id = self.take_id();
+            let id = self.ids.next_id();
             in_background.insert(id);
             self.write(&background.request_line(id));
         }
         let mut latencies = Vec::with_capacity(count);
         for _ in 0..count {
-            let id = self.take_id();
+            let id = self.ids.next_id();
             let line = call.request_line(id);
             let started = Instant::now();
             self.write(&line);
@@ -187,7 +199,7 @@ impl Client {
                 match envelope.id {
                     Some(answered) if envelope.method.is_none() && answered == id => break,
                     Some(answered) if envelope.method.is_none() && in_background.remove(&answered) => {
-                        let next = self.take_id();
+                        let next = self.ids.next_id();
                         in_background.insert(next);
                         self.write(&background.request_line(next));
                     }
@@ -205,12 +217,8 @@ impl Client {
         latencies
     }
 
-    fn take_id(&mut self) -> u64 {
-        self.next_id += 1;
-        self.next_id - 1
-    }
-
-    pub fn write(&mut self, line: &str) {
+    /// Writes one line (newline included) and flushes it.
+    fn write(&mut self, line: &str) {
         self.stdin.write_all(line.as_bytes()).expect("write to the server");
         self.stdin.flush().expect("flush to the server");
     }
@@ -231,19 +239,12 @@ impl Client {
     }
 
     /// Reads until the answer to `id`; panics if it is an error.
-    fn wait_for(&mut self, id: u64) {
+    fn wait_for(&mut self, id: i64) {
         loop {
             let envelope = self.read_envelope();
             if envelope.id == Some(id) && envelope.method.is_none() {
                 return;
             }
         }
-    }
-}
-
-impl Drop for Client {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }

@@ -1,5 +1,5 @@
-//! `cargo bench -p wasm-mcp-tests --bench reload`: how fast the plugins
-//! directory is live, measured from the outside on the real binary.
+//! `wasm-mcp-bench reload`: how fast the plugins directory is live, measured
+//! from the outside on the real binary.
 //!
 //! - Landing: a built plugin is copied in under a hidden name, then renamed
 //!   into place; the time runs from the rename to the client receiving
@@ -16,11 +16,12 @@
 //! - Languages: the same startup with one Python (`stats`, ~19 MB) or
 //!   JavaScript (`textkit`, ~13 MB) plugin, against the Rust `text-tools`:
 //!   large components compile slowly once and load fast from the cache.
-//!   `cargo bench -p wasm-mcp-tests --bench reload -- languages` runs only these.
+//!   `wasm-mcp-bench reload languages` runs only these.
 //!
-//! Every message still goes through the test harness's schema check, so the
-//! numbers include a little client-side work. `WASM_MCP_BENCH_RUNS` sets the
-//! runs per row (default 5; landings use twice as many).
+//! Every message still goes through the test harness's schema check (the
+//! checked [`StdioServer`]), so the numbers include a little client-side
+//! work. `WASM_MCP_BENCH_RUNS` sets the runs per row (default 5, or 1 with
+//! `WASM_MCP_BENCH_QUICK=1`; landings use twice as many).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -28,54 +29,29 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use wasm_mcp_tests::{PluginDir, StdioServer, compile_timeout, plugin_wasm};
 
+use crate::settings::{number, quick};
+use crate::stats::{fastest, median, ms, slowest};
+
 /// The plugin landed and copied: six tools, no resources or prompts.
 const PLUGIN: &str = "text-tools";
 const TOOLS_PER_PLUGIN: usize = 6;
 
 fn runs() -> usize {
-    std::env::var("WASM_MCP_BENCH_RUNS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or(5)
+    number("WASM_MCP_BENCH_RUNS", if quick() { 1 } else { 5 }) as usize
 }
 
 fn tools_changed(n: &Value) -> bool {
     n["method"] == "notifications/tools/list_changed"
 }
 
-/// min, median and max of `samples`, in milliseconds.
-struct Stats {
-    min: f64,
-    median: f64,
-    max: f64,
-    runs: usize,
-}
-
-impl Stats {
-    fn of(mut samples: Vec<Duration>) -> Self {
-        assert!(!samples.is_empty());
-        samples.sort();
-        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-        let mid = samples.len() / 2;
-        let median = if samples.len() % 2 == 1 {
-            ms(samples[mid])
-        } else {
-            (ms(samples[mid - 1]) + ms(samples[mid])) / 2.0
-        };
-        Stats {
-            min: ms(samples[0]),
-            median,
-            max: ms(*samples.last().unwrap()),
-            runs: samples.len(),
-        }
-    }
-}
-
-fn row(label: &str, stats: &Stats) {
+/// A table row: the runs, and the fastest, median and slowest of `samples`.
+fn row(label: &str, samples: &[Duration]) {
     println!(
         "| {label:<34} | {:>4} | {:>9.1} | {:>9.1} | {:>9.1} |",
-        stats.runs, stats.min, stats.median, stats.max
+        samples.len(),
+        ms(fastest(samples)),
+        ms(median(samples)),
+        ms(slowest(samples))
     );
 }
 
@@ -211,14 +187,9 @@ fn startups_of(plugins: &PluginDir, expected: usize, warm: bool, runs: usize) ->
         .collect()
 }
 
-fn main() {
-    // `cargo bench` passes `--bench`; a filter or `--list` asks for nothing to run here.
-    if std::env::args().any(|a| a == "--list") {
-        println!("reload: bench");
-        return;
-    }
+/// Every table, or with `only_languages` the first.
+pub fn run(only_languages: bool) {
     let runs = runs();
-    let only_languages = std::env::args().any(|a| a == "languages");
     println!(
         "wasm-mcp reload benchmark ({} CPUs, binary {})",
         std::thread::available_parallelism().map_or(0, |n| n.get()),
@@ -234,7 +205,7 @@ fn main() {
         let plugins = PluginDir::with(&[plugin]);
         for warm in [false, true] {
             let label = format!("{language} ({plugin}), {} cache", if warm { "warm" } else { "cold" });
-            row(&label, &Stats::of(startups_of(&plugins, tools, warm, runs)));
+            row(&label, &startups_of(&plugins, tools, warm, runs));
         }
     }
     if only_languages {
@@ -246,13 +217,13 @@ fn main() {
     ));
     row(
         "compiled each time (--no-cache)",
-        &Stats::of(landings(&["--no-cache"], false, runs * 2)),
+        &landings(&["--no-cache"], false, runs * 2),
     );
     let cache = tempfile::tempdir().expect("a cache directory");
     let cache_arg = cache.path().to_str().expect("a UTF-8 cache path");
     row(
         "compiled code cached",
-        &Stats::of(landings(&["--cache-dir", cache_arg], true, runs * 2)),
+        &landings(&["--cache-dir", cache_arg], true, runs * 2),
     );
 
     header(&format!(
@@ -266,7 +237,7 @@ fn main() {
     for (count, distinct, what) in cases {
         for warm in [false, true] {
             let label = format!("{what}, {} cache", if warm { "warm" } else { "cold" });
-            row(&label, &Stats::of(startups(count, distinct, warm, runs)));
+            row(&label, &startups(count, distinct, warm, runs));
         }
     }
 }

@@ -8,8 +8,10 @@ use std::collections::BTreeMap;
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
-use wasm_mcp::catalog::pagination::{ListKind, page};
+use wasm_mcp::catalog::pagination::page;
+use wasm_mcp::protocol::RpcError;
 use wasm_mcp::protocol::jsonrpc::INVALID_PARAMS;
+use wasm_mcp::protocol::requests::{ListKind, Request};
 use wasm_mcp::tasks::{TaskSettings, TaskStore};
 
 #[derive(Arbitrary, Debug)]
@@ -30,16 +32,24 @@ enum Cursor {
     Issued(String),
 }
 
-const KINDS: [(ListKind, &str); 5] = [
-    (ListKind::Tools, "tools"),
-    (ListKind::Prompts, "prompts"),
-    (ListKind::Resources, "resources"),
-    (ListKind::Templates, "resourceTemplates"),
-    (ListKind::Tasks, "tasks"),
+const KINDS: [(ListKind, &str, &str); 5] = [
+    (ListKind::Tools, "tools", "tools/list"),
+    (ListKind::Prompts, "prompts", "prompts/list"),
+    (ListKind::Resources, "resources", "resources/list"),
+    (ListKind::Templates, "resourceTemplates", "resources/templates/list"),
+    (ListKind::Tasks, "tasks", "tasks/list"),
 ];
 
+/// The page a list request with `params` asks for, as the session reads it.
+fn list_page(method: &str, entries: &BTreeMap<String, Value>, params: Value, size: usize) -> Result<Value, RpcError> {
+    match Request::parse(method, params)? {
+        Request::List { kind, cursor } => page(kind, entries, cursor.as_deref(), size),
+        other => panic!("{method} parsed as {other:?}"),
+    }
+}
+
 fuzz_target!(|input: Input| {
-    let (kind, key) = KINDS[input.kind as usize % KINDS.len()];
+    let (kind, key, method) = KINDS[input.kind as usize % KINDS.len()];
     let size = usize::from(input.size).max(1);
     let entries: BTreeMap<String, Value> = input.keys.iter().map(|k| (k.clone(), json!(k))).collect();
     let cursor = match &input.cursor {
@@ -47,20 +57,20 @@ fuzz_target!(|input: Input| {
         Cursor::Number(n) => json!(n),
         Cursor::Bool(b) => json!(b),
         Cursor::Issued(suffix) => {
-            let first = page(kind, &entries, &json!({}), size).expect("the first page always exists");
+            let first = page(kind, &entries, None, size).expect("the first page always exists");
             match first.get("nextCursor").and_then(Value::as_str) {
                 Some(next) => json!(format!("{next}{suffix}")),
                 None => json!(suffix),
             }
         }
     };
-    match page(kind, &entries, &json!({ "cursor": cursor }), size) {
+    match list_page(method, &entries, json!({ "cursor": cursor }), size) {
         Ok(result) => {
             let items = result[key].as_array().expect("a page lists its entries");
             assert!(items.len() <= size);
             if let Some(next) = result.get("nextCursor") {
                 assert_eq!(items.len(), size, "only a full page has a next one");
-                let rest = page(kind, &entries, &json!({ "cursor": next }), usize::MAX).expect("issued cursors work");
+                let rest = page(kind, &entries, next.as_str(), usize::MAX).expect("issued cursors work");
                 let last = items.last().unwrap().as_str().unwrap();
                 let rest = rest[key].as_array().unwrap();
                 assert!(!rest.is_empty());

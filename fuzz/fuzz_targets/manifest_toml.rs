@@ -9,17 +9,17 @@ use std::time::Instant;
 
 use libfuzzer_sys::fuzz_target;
 use wasm_mcp::config::{ConfigFile, Settings};
+use wasm_mcp::limits::Limits;
 use wasm_mcp::manifest::Manifest;
-use wasm_mcp::plugins::Limits;
 use wasm_mcp::sandbox::Grants;
 
 fn usable(limits: &Limits) {
-    assert!(limits.fuel > 0 && limits.memory_bytes > 0 && limits.max_output_bytes > 0);
-    assert!(!limits.deadline.is_zero());
+    assert!(limits.fuel > 0 && limits.memory_bytes() > 0 && limits.max_output_bytes() > 0);
+    assert!(!limits.deadline().is_zero());
     assert!(
-        Instant::now().checked_add(limits.deadline * 2).is_some(),
+        Instant::now().checked_add(limits.deadline() * 2).is_some(),
         "deadline {:?} overflows",
-        limits.deadline
+        limits.deadline()
     );
 }
 
@@ -50,13 +50,14 @@ fuzz_target!(|text: &str| {
     {
         usable(&settings.limits);
         let now = Instant::now();
-        assert!(now.checked_add(settings.server.client_request_timeout).is_some());
-        assert!(now.checked_add(settings.server.tasks.max_ttl).is_some());
-        assert!(
-            settings
-                .server
-                .ping_interval
-                .is_none_or(|i| now.checked_add(i).is_some())
-        );
+        let server = &settings.server;
+        assert!(now.checked_add(server.client_timeout()).is_some());
+        assert!(now.checked_add(server.shutdown_grace()).is_some());
+        assert!(now.checked_add(server.max_task_ttl()).is_some());
+        assert!(server.ping_interval().is_none_or(|i| now.checked_add(i).is_some()));
+        let http = &settings.http;
+        assert!(now.checked_add(http.session_idle_timeout()).is_some());
+        assert!(now.checked_add(http.sse_retry()).is_some());
+        assert!(http.sse_poll_after().is_none_or(|i| now.checked_add(i).is_some()));
     }
 });

@@ -1,6 +1,6 @@
 //! Plugin output crossing back into the host: arbitrary WIT values (built
 //! structure-aware from the fuzzer's bytes) and arbitrary JSON text wherever
-//! the host expects JSON, through the conversion code (`plugins::wire`), the
+//! the host expects JSON, through the conversion code (`contract::wire`), the
 //! tool schema compiler, progress and the readers of the client's answers.
 //! Nothing may panic, and what the host renders for the client has no null
 //! where the MCP schema wants a value.
@@ -12,17 +12,17 @@ use arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
+use wasm_mcp::call::{BoxFuture, CallScope, ClientLink, ClientRequestError};
 use wasm_mcp::catalog::ToolSchemas;
-use wasm_mcp::plugins::bindings::host::{
+use wasm_mcp::contract::bindings::host::{
     IncludeContext, ModelPreferences, SamplingContent, SamplingMessage, SamplingRequest, ToolResult, ToolUse,
 };
-use wasm_mcp::plugins::bindings::types::{
+use wasm_mcp::contract::bindings::types::{
     Annotations, ContentBlock, ContentsBody, EmbeddedResource, Icon, IconTheme, MediaContent, ResourceContents,
     ResourceLink, Role, TextContent,
 };
-use wasm_mcp::plugins::bindings::{prompts, resources, tools};
-use wasm_mcp::plugins::scope::BoxFuture;
-use wasm_mcp::plugins::{CallScope, ClientLink, ClientRequestError, wire};
+use wasm_mcp::contract::bindings::{prompts, resources, tools};
+use wasm_mcp::contract::wire;
 use wasm_mcp::protocol::LogLevel;
 use wasm_mcp_fuzz::{assert_no_null, json_text, json_value};
 

@@ -12,10 +12,12 @@ use std::time::Duration;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use tokio::sync::mpsc;
-use wasm_mcp::plugins::{Limits, PluginRuntime};
+use wasm_mcp::catalog::Catalog;
+use wasm_mcp::config::Settings;
 use wasm_mcp::protocol::{Incoming, RequestId};
-use wasm_mcp::session::{Outgoing, Server, ServerConfig, Session};
-use wasm_mcp::tasks::TaskSettings;
+use wasm_mcp::runtime::PluginRuntime;
+use wasm_mcp::session::{Hub, Outgoing, Session};
+use wasm_mcp::settings::{Limits, ServerValues};
 use wasm_mcp_fuzz::assert_response;
 
 /// The plugins served: every method has an owner (tools with structured
@@ -32,7 +34,7 @@ const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","
 
 struct Host {
     runtime: tokio::runtime::Runtime,
-    server: Arc<Server>,
+    hub: Arc<Hub>,
     _plugins: Arc<PluginRuntime>,
 }
 
@@ -45,41 +47,44 @@ fn host() -> &'static Host {
             .enable_all()
             .build()
             .unwrap();
-        let limits = Limits {
-            fuel: 500_000_000,
-            deadline: Duration::from_millis(500),
-            memory_bytes: 64 << 20,
-            max_output_bytes: 1 << 20,
+        let settings = Settings {
+            limits: Limits {
+                fuel: 500_000_000,
+                timeout_secs: 0.5,
+                memory_mib: 64,
+                max_output_kib: 1024,
+                max_concurrent_calls: 8,
+            },
+            server: ServerValues {
+                // Small pages, so lists hand out cursors.
+                page_size: 3,
+                client_timeout_secs: 0.05,
+                max_concurrent_calls: 16,
+                max_tasks: 8,
+                ..ServerValues::default()
+            },
+            ..Settings::default()
         };
         let cache = root.join("fuzz/target/plugin-cache");
         std::fs::create_dir_all(&cache).unwrap();
-        let plugins = Arc::new(PluginRuntime::new(limits, 16, 8, Some(cache)).unwrap());
-        let server = Server::new(ServerConfig {
-            // Small pages, so lists hand out cursors.
-            page_size: 3,
-            client_request_timeout: Duration::from_millis(50),
-            startup_wait: Duration::ZERO,
-            tasks: TaskSettings {
-                max_tasks: 8,
-                ..TaskSettings::default()
-            },
-            ping_interval: None,
-            ..ServerConfig::default()
-        });
-        runtime.block_on(async {
-            for path in PLUGINS {
-                let path = root.join(path);
-                let plugin = plugins
-                    .load(&path)
-                    .await
-                    .unwrap_or_else(|e| panic!("cannot load {} (run `make plugins` first): {e:#}", path.display()));
-                server.set_plugin(&plugin.name.clone(), Some(plugin));
-            }
-        });
-        server.startup_done();
+        let plugins = Arc::new(PluginRuntime::new(&settings, Some(cache)).unwrap());
+        let hub = Hub::new(settings.server);
+        let loaded =
+            runtime.block_on(async {
+                let mut loaded = Vec::new();
+                for path in PLUGINS {
+                    let path = root.join(path);
+                    loaded.push(plugins.load(&path).await.unwrap_or_else(|e| {
+                        panic!("cannot load {} (run `make plugins` first): {e:#}", path.display())
+                    }));
+                }
+                loaded
+            });
+        hub.publish(Catalog::build(&loaded), None);
+        hub.startup_done();
         Host {
             runtime,
-            server,
+            hub,
             _plugins: plugins,
         }
     })
@@ -117,12 +122,12 @@ fuzz_target!(|data: &[u8]| {
     let host = host();
     host.runtime.block_on(async {
         let (outbox, mut outgoing) = mpsc::unbounded_channel::<Outgoing>();
-        let session = Session::new(host.server.clone(), outbox);
+        let session = Session::new(host.hub.clone(), outbox);
         let mut expected = Expected::default();
         for line in std::iter::once(INITIALIZE.as_bytes()).chain(data.split(|b| *b == b'\n')) {
             if !line.trim_ascii().is_empty() {
                 expected.note(line);
-                session.handle(line);
+                session.receive(line);
             }
         }
         let closing = session.close(Duration::from_secs(10), "the input ended");

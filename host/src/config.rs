@@ -1,193 +1,125 @@
-//! Host-wide settings: built-in defaults, overridden by a config file
-//! (`--config FILE`), overridden by command-line flags.
+//! The settings the host runs with: the declared defaults (see
+//! [`crate::settings`]), overridden by a config file (`--config FILE`),
+//! overridden by command-line flags; and the resolved values in the units
+//! the host counts in.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use serde::Deserialize;
 
-use crate::manifest::{LimitSettings, MAX_DURATION_SECS, positive_secs};
-use crate::plugins::Limits;
-use crate::session::ServerConfig;
-use crate::tasks::TaskSettings;
+use crate::settings::{HttpSettings, HttpValues, LimitSettings, Limits, ServerSettings, ServerValues};
 
-/// What a config file can say. Every key is optional.
-#[derive(Debug, Default, Deserialize)]
+/// One layer of settings: what a config file says, or the flags. Every key is optional.
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigFile {
-    /// Default limits of every plugin call (a manifest can override them);
-    /// `max_concurrent_calls` here is per plugin.
+    /// Limits of every plugin call; a plugin's manifest can override them.
     #[serde(default)]
     pub limits: LimitSettings,
     #[serde(default)]
     pub server: ServerSettings,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ServerSettings {
-    pub page_size: Option<usize>,
-    pub client_timeout_secs: Option<f64>,
-    /// Plugin calls running at once across all plugins.
-    pub max_concurrent_calls: Option<u32>,
-    /// The longest a task and its result are kept, whatever ttl the client asks for.
-    pub max_task_ttl_secs: Option<u64>,
-    /// How often to ping the client to check it still answers.
-    pub ping_interval_secs: Option<f64>,
-    pub cache_dir: Option<PathBuf>,
-    /// Largest client message: a stdio line or an HTTP request body, in bytes.
-    pub max_message_bytes: Option<usize>,
-    /// Requests one session may have in flight at once.
-    pub max_pending_requests: Option<usize>,
-    /// Tasks one session may hold at once (finished ones count until purged).
-    pub max_tasks: Option<usize>,
-    /// Log messages one plugin may send one session per second; the excess is dropped and counted.
-    pub max_log_rate: Option<u32>,
-    /// Seconds running calls get to finish when the server shuts down.
-    pub shutdown_grace_secs: Option<f64>,
-    /// Resource subscriptions one session may hold.
-    pub max_subscriptions: Option<usize>,
-}
-
-fn task_settings(max_ttl_secs: Option<u64>, max_tasks: Option<usize>) -> Result<TaskSettings> {
-    let defaults = TaskSettings::default();
-    let max_tasks = at_least_one(max_tasks, defaults.max_tasks, "max_tasks")?;
-    let Some(secs) = max_ttl_secs else {
-        return Ok(TaskSettings { max_tasks, ..defaults });
-    };
-    if secs == 0 || secs > MAX_DURATION_SECS {
-        bail!("max task ttl must be at least 1 second and at most {MAX_DURATION_SECS}");
-    }
-    let max_ttl = Duration::from_secs(secs);
-    Ok(TaskSettings {
-        max_ttl,
-        default_ttl: defaults.default_ttl.min(max_ttl),
-        max_tasks,
-        ..defaults
-    })
-}
-
-/// `value` (or `default` when unset), refusing 0.
-fn at_least_one<T: Copy + PartialEq + Default>(value: Option<T>, default: T, what: &str) -> Result<T> {
-    let value = value.unwrap_or(default);
-    if value == T::default() {
-        bail!("{what} must be at least 1");
-    }
-    Ok(value)
-}
-
-/// A non-negative number of seconds, at most [`MAX_DURATION_SECS`], or an error naming `what`.
-fn non_negative_secs(secs: f64, what: &str) -> Result<Duration> {
-    if !(secs.is_finite() && secs >= 0.0 && secs <= MAX_DURATION_SECS as f64) {
-        bail!("{what} must be a non-negative number of seconds, at most {MAX_DURATION_SECS}");
-    }
-    Ok(Duration::from_secs_f64(secs))
+    #[serde(default)]
+    pub http: HttpSettings,
+    /// The file it was read from, named in errors.
+    #[serde(skip)]
+    pub path: Option<PathBuf>,
 }
 
 impl ConfigFile {
     pub fn load(path: &Path) -> Result<Self> {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
-        toml::from_str(&text)
-            .map_err(|e| anyhow::anyhow!("invalid config file {}: {}", path.display(), e.to_string().trim_end()))
+        let file: ConfigFile = toml::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("invalid config file {}: {}", path.display(), e.to_string().trim_end()))?;
+        Ok(ConfigFile {
+            path: Some(path.to_owned()),
+            ..file
+        })
     }
 }
 
-/// The settings the host runs with, all sources merged.
-#[derive(Debug, Clone)]
+/// Every setting, resolved.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Settings {
     pub limits: Limits,
-    pub max_calls_per_plugin: u32,
-    pub max_calls: u32,
-    pub server: ServerConfig,
-    pub cache_dir: Option<PathBuf>,
+    pub server: ServerValues,
+    pub http: HttpValues,
 }
 
 impl Settings {
-    /// Merges `file` and then `flags` (both layered as [`ConfigFile`]) over the defaults.
-    pub fn resolve(file: &ConfigFile, flags: &ConfigFile) -> Result<Self> {
-        let defaults = Limits::default();
-        let limits = flags
-            .limits
-            .apply(&file.limits.apply(&defaults, "config [limits]")?, "flags")?;
-        let pick = |flag: Option<u32>, file: Option<u32>, default: u32, what: &str| -> Result<u32> {
-            let value = flag.or(file).unwrap_or(default);
-            if value == 0 {
-                bail!("{what} must be at least 1");
-            }
-            Ok(value)
+    /// The defaults, then the config file at `config` (if any), then `flags`.
+    pub fn load(config: Option<&Path>, flags: &ConfigFile) -> Result<Self> {
+        let file = match config {
+            Some(path) => ConfigFile::load(path)?,
+            None => ConfigFile::default(),
         };
-        let client_timeout = flags
-            .server
-            .client_timeout_secs
-            .or(file.server.client_timeout_secs)
-            .unwrap_or(300.0);
-        let client_timeout = positive_secs(client_timeout, "client timeout")?;
-        let defaults_server = ServerConfig::default();
-        let page_size = flags
-            .server
-            .page_size
-            .or(file.server.page_size)
-            .unwrap_or(defaults_server.page_size);
-        if page_size == 0 {
-            bail!("page size must be at least 1");
+        Self::resolve(&file, flags)
+    }
+
+    /// The defaults, then `file`, then `flags`; an invalid value is an error
+    /// naming the setting and where it was given.
+    pub fn resolve(file: &ConfigFile, flags: &ConfigFile) -> Result<Self> {
+        let mut settings = Self::default();
+        let file_origin = match &file.path {
+            Some(path) => format!("the config file {}", path.display()),
+            None => "the config file".to_owned(),
+        };
+        for (layer, origin) in [(file, file_origin.as_str()), (flags, "the command line")] {
+            settings = settings
+                .apply(layer)
+                .map_err(|e| anyhow::anyhow!("{e} (in {origin})"))?;
         }
+        Ok(settings)
+    }
+
+    fn apply(&self, layer: &ConfigFile) -> Result<Self> {
         Ok(Self {
-            limits,
-            max_calls_per_plugin: pick(
-                flags.limits.max_concurrent_calls,
-                file.limits.max_concurrent_calls,
-                16,
-                "max_concurrent_calls per plugin",
-            )?,
-            max_calls: pick(
-                flags.server.max_concurrent_calls,
-                file.server.max_concurrent_calls,
-                64,
-                "max_concurrent_calls overall",
-            )?,
-            server: ServerConfig {
-                page_size,
-                client_request_timeout: client_timeout,
-                tasks: task_settings(
-                    flags.server.max_task_ttl_secs.or(file.server.max_task_ttl_secs),
-                    flags.server.max_tasks.or(file.server.max_tasks),
-                )?,
-                max_message_bytes: at_least_one(
-                    flags.server.max_message_bytes.or(file.server.max_message_bytes),
-                    defaults_server.max_message_bytes,
-                    "max_message_bytes",
-                )?,
-                max_pending_requests: at_least_one(
-                    flags.server.max_pending_requests.or(file.server.max_pending_requests),
-                    defaults_server.max_pending_requests,
-                    "max_pending_requests",
-                )?,
-                max_subscriptions: at_least_one(
-                    flags.server.max_subscriptions.or(file.server.max_subscriptions),
-                    defaults_server.max_subscriptions,
-                    "max_subscriptions",
-                )?,
-                max_log_rate: at_least_one(
-                    flags.server.max_log_rate.or(file.server.max_log_rate),
-                    defaults_server.max_log_rate,
-                    "max_log_rate",
-                )?,
-                shutdown_grace: match flags.server.shutdown_grace_secs.or(file.server.shutdown_grace_secs) {
-                    Some(secs) => non_negative_secs(secs, "shutdown grace")?,
-                    None => defaults_server.shutdown_grace,
-                },
-                ping_interval: flags
-                    .server
-                    .ping_interval_secs
-                    .or(file.server.ping_interval_secs)
-                    .map(|secs| positive_secs(secs, "ping interval"))
-                    .transpose()?,
-                ..defaults_server
-            },
-            cache_dir: flags.server.cache_dir.clone().or_else(|| file.server.cache_dir.clone()),
+            limits: self.limits.apply(&layer.limits)?,
+            server: self.server.apply(&layer.server)?,
+            http: self.http.apply(&layer.http)?,
         })
+    }
+}
+
+impl ServerValues {
+    /// How long a plugin waits for the client to answer sampling, elicitation or roots.
+    pub fn client_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.client_timeout_secs)
+    }
+
+    /// How long running calls may take to finish when the server shuts down.
+    pub fn shutdown_grace(&self) -> Duration {
+        Duration::from_secs_f64(self.shutdown_grace_secs)
+    }
+
+    /// How often the client is pinged to check it still answers; `None`: never.
+    pub fn ping_interval(&self) -> Option<Duration> {
+        self.ping_interval_secs.map(Duration::from_secs_f64)
+    }
+
+    /// The longest a task and its result are kept.
+    pub fn max_task_ttl(&self) -> Duration {
+        Duration::from_secs(self.max_task_ttl_secs)
+    }
+}
+
+impl HttpValues {
+    /// Sessions with no connection and no request for this long end.
+    pub fn session_idle_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.session_idle_timeout_secs)
+    }
+
+    /// Close a request's stream (not the request) after this long, so the
+    /// client polls for the rest with `Last-Event-ID`.
+    pub fn sse_poll_after(&self) -> Option<Duration> {
+        self.sse_poll_after_ms.map(Duration::from_millis)
+    }
+
+    /// The reconnection delay sent to clients in the `retry` field.
+    pub fn sse_retry(&self) -> Duration {
+        Duration::from_millis(self.sse_retry_ms)
     }
 }
 
@@ -200,16 +132,58 @@ mod tests {
     #[test]
     fn durations_beyond_what_the_host_can_count_are_refused() {
         for (text, what) in [
-            ("[server]\nclient_timeout_secs = 1e30", "client timeout"),
-            ("[server]\nping_interval_secs = 1e300", "ping interval"),
-            ("[server]\nmax_task_ttl_secs = 18446744073709551615", "max task ttl"),
+            ("[server]\nclient_timeout_secs = 1e30", "client_timeout_secs"),
+            ("[server]\nping_interval_secs = 1e300", "ping_interval_secs"),
+            (
+                "[server]\nmax_task_ttl_secs = 18446744073709551615",
+                "max_task_ttl_secs",
+            ),
             ("[limits]\ntimeout_secs = 1e20", "timeout_secs"),
+            ("[http]\nsse_retry_ms = 18446744073709551615", "sse_retry_ms"),
         ] {
             let file: ConfigFile = toml::from_str(text).unwrap();
             let err = Settings::resolve(&file, &ConfigFile::default())
                 .unwrap_err()
                 .to_string();
-            assert!(err.contains(what) && err.contains("at most"), "{text}: {err}");
+            assert!(
+                err.contains(what) && err.contains("at most") && err.contains("the config file"),
+                "{text}: {err}"
+            );
         }
+    }
+
+    #[test]
+    fn flags_override_the_file_which_overrides_the_defaults() {
+        let file: ConfigFile = toml::from_str("[server]\npage_size = 7\nmax_tasks = 9\n[limits]\nfuel = 5").unwrap();
+        let flags = ConfigFile {
+            server: ServerSettings {
+                page_size: Some(3),
+                ..ServerSettings::default()
+            },
+            ..ConfigFile::default()
+        };
+        let settings = Settings::resolve(&file, &flags).unwrap();
+        assert_eq!(settings.server.page_size, 3);
+        assert_eq!(settings.server.max_tasks, 9);
+        assert_eq!(settings.limits.fuel, 5);
+        assert_eq!(
+            settings.server.max_pending_requests,
+            ServerValues::default().max_pending_requests
+        );
+    }
+
+    #[test]
+    fn zero_counts_are_refused_naming_the_flag() {
+        let flags = ConfigFile {
+            server: ServerSettings {
+                max_tasks: Some(0),
+                ..ServerSettings::default()
+            },
+            ..ConfigFile::default()
+        };
+        let err = Settings::resolve(&ConfigFile::default(), &flags)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, "max_tasks (--max-tasks) must be at least 1 (in the command line)");
     }
 }

@@ -1,19 +1,41 @@
 //! wasm-mcp: an MCP server whose tools, resources and prompts are served by
 //! sandboxed WebAssembly components.
 //!
-//! Data flows one way: transport → session → catalog → plugin instance, and
-//! answers flow back through the same session.
+//! The modules stack in layers, and each imports only those below it (a test
+//! checks this; `docs/architecture.md` draws the map):
+//!
+//! | layer | owns |
+//! |---|---|
+//! | [`transport`] | stdio and Streamable HTTP: moving messages between a client and a session |
+//! | [`reload`] | the plugins directory and the set of plugins loaded from it |
+//! | [`session`] | one client's conversation: lifecycle, typed dispatch, requests to the client |
+//! | [`tasks`] | long calls the client polls |
+//! | [`catalog`] | every tool, resource and prompt under the names the client sees |
+//! | [`runtime`] | the process: engine, linker, compiled-code cache, shared call slots |
+//! | [`plugin`] | one loaded version of a plugin and its instances |
+//! | [`call`] | one call: its store, its request, host imports, the guard of its limits |
+//! | [`sandbox`] | grants turned into WASI contexts, network policy |
+//! | [`manifest`] | a plugin's manifest, parsed and checked |
+//! | [`contract`] | the WIT bindings and the conversion of what crosses them |
+//! | [`config`] | the resolved settings |
+//! | [`limits`] | the bounds of a call and how hitting one is reported |
+//! | [`protocol`] | JSON-RPC framing, typed requests, versions |
+//! | [`settings`] | every setting, declared once |
+//!
+//! The command line (`cli/`, in the binary) sits on top of them all.
 
 pub mod call;
 pub mod catalog;
 pub mod config;
-pub mod inspect;
+pub mod contract;
+pub mod limits;
 pub mod manifest;
-pub mod plugins;
+pub mod plugin;
 pub mod protocol;
 pub mod reload;
+pub mod runtime;
 pub mod sandbox;
-pub mod scaffold;
 pub mod session;
+pub mod settings;
 pub mod tasks;
 pub mod transport;

@@ -1,265 +1,159 @@
-//! `wasm-mcp call PLUGIN.wasm TOOL [--args JSON]`: one tool call (or one
-//! resource read, or one prompt) of one plugin, from the command line.
-//!
-//! It does not run the plugin itself: it loads the plugin with the runtime
-//! `serve` uses (same sandbox, grants and limits, from the same manifest and
-//! config file) and hands JSON-RPC requests to an in-process [`Session`], so
-//! argument checks, limits and result rendering are exactly those a client
-//! gets. The result goes to stdout as JSON; the plugin's logs and progress go
-//! to stderr. The command fails (exit status 1) with the reason on stderr when
-//! the plugin does not load, the tool, resource or prompt is unknown, the
-//! arguments are not a JSON object or do not fit the input schema, or the
-//! tool returns an error.
+//! One call into a plugin, from its turn to its outcome: the store and fresh
+//! instance it runs in ([`Call`]), that store's state ([`CallState`]), the
+//! request it serves ([`CallScope`]), the host imports it may use
+//! (`imports`), the guard that enforces every limit ([`guard`]) and how it
+//! ended ([`CallError`]).
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+mod guard;
+mod imports;
+mod outcome;
+mod scope;
+mod state;
 
-use anyhow::{Context, Result, anyhow, bail};
-use serde_json::{Map, Value, json};
-use tokio::sync::mpsc;
+use std::sync::Arc;
 
-use crate::config::{ConfigFile, Settings};
-use crate::manifest::Manifest;
-use crate::plugins::{PluginRuntime, cache, plugin_name};
-use crate::session::{Outgoing, Server, Session};
+use wasmtime::Store;
+use wasmtime::component::{Instance, InstancePre};
 
-/// The arguments of `wasm-mcp call`.
-#[derive(clap::Args)]
-pub struct CallArgs {
-    /// The plugin component (`NAME.wasm`; its manifest `NAME.toml` is read from beside it).
-    pub plugin: PathBuf,
-    /// The tool to call (by the name `tools/list` shows).
-    #[arg(required_unless_present_any = ["resource", "prompt"], conflicts_with_all = ["resource", "prompt"])]
-    pub tool: Option<String>,
-    /// The arguments: a JSON object (for --prompt, an object of strings) [default: {}].
-    #[arg(long, value_name = "JSON", conflicts_with = "resource")]
-    pub args: Option<String>,
-    /// Read the resource at URI instead of calling a tool.
-    #[arg(long, value_name = "URI", conflicts_with = "prompt")]
-    pub resource: Option<String>,
-    /// Get the prompt NAME instead of calling a tool.
-    #[arg(long, value_name = "NAME")]
-    pub prompt: Option<String>,
-    /// The plugin's manifest, instead of `NAME.toml` beside the plugin.
-    #[arg(long, value_name = "FILE")]
-    pub manifest: Option<PathBuf>,
-    /// A TOML file of host-wide settings, as for `serve` (its [limits] apply).
-    #[arg(long, value_name = "FILE", env = "WASM_MCP_CONFIG")]
-    pub config: Option<PathBuf>,
-    /// Directory for compiled plugins, shared with `serve` [default: $XDG_CACHE_HOME/wasm-mcp or ~/.cache/wasm-mcp].
-    #[arg(long, value_name = "DIR", env = "WASM_MCP_CACHE_DIR")]
-    pub cache_dir: Option<PathBuf>,
-    /// Compile the plugin instead of using cached compiled code.
-    #[arg(long, conflicts_with = "cache_dir")]
-    pub no_cache: bool,
+pub use guard::{FUEL_YIELD_INTERVAL, Guard, MemoryMeter, Turn, within_output_limit};
+pub use outcome::{CallError, Cancelled};
+pub use scope::{BoxFuture, CallScope, ClientLink, ClientRequestError, NoClient};
+pub use state::CallState;
+
+use crate::contract::bindings::LoadExport;
+use crate::limits::Limits;
+use crate::protocol::LogLevel;
+use crate::sandbox::{CapturedOutput, Grants};
+
+/// Characters of a crashed plugin's stderr quoted in its error.
+const STDERR_TAIL_CHARS: usize = 500;
+
+/// A fresh instance of a plugin version and the store it runs in, armed for
+/// one call. No two calls ever share one.
+pub struct Call {
+    store: Store<CallState>,
+    instance: Instance,
+    output: CapturedOutput,
+    guard: Guard,
+    /// The call's place among running calls, once it has one.
+    turn: Option<Turn>,
 }
 
-/// What to ask the plugin.
-enum Request {
-    Tool { name: String, arguments: Value },
-    Resource { uri: String },
-    Prompt { name: String, arguments: Value },
-}
+impl Call {
+    /// Instantiates `pre`, a version of `plugin`, in the sandbox of `grants`
+    /// for a call serving `scope` under `limits` (instantiating runs the
+    /// component's start functions, which the limits bound like any call).
+    pub async fn instantiate(
+        pre: &InstancePre<CallState>,
+        plugin: Arc<str>,
+        grants: &Grants,
+        scope: Arc<CallScope>,
+        limits: &Limits,
+    ) -> Result<Call, CallError> {
+        let (state, output) = CallState::new(plugin, grants, scope.clone(), limits.memory_bytes())
+            .map_err(|e| CallError::Crashed(format!("cannot set up its sandbox: {e:#}")))?;
+        let mut store = Store::new(pre.engine(), state);
+        store.limiter(|state| &mut state.memory);
+        store
+            .fuel_async_yield_interval(Some(FUEL_YIELD_INTERVAL))
+            .map_err(|e| CallError::Crashed(e.to_string()))?;
+        let guard = Guard::arm(&mut store, scope.clone(), limits)?;
+        match guard.run(pre.instantiate_async(&mut store)).await {
+            Ok(instance) => Ok(Call {
+                store,
+                instance,
+                output,
+                guard,
+                turn: None,
+            }),
+            Err(e) => Err(outcome::classify(e, &scope, limits.fuel)),
+        }
+    }
 
-impl Request {
-    fn from_args(args: &CallArgs) -> Result<Request> {
-        let arguments = match &args.args {
-            None => Value::Object(Map::new()),
-            Some(text) => match serde_json::from_str::<Value>(text) {
-                Ok(object @ Value::Object(_)) => object,
-                Ok(other) => bail!(
-                    "--args must be a JSON object such as '{{\"text\": \"hello\"}}', not {}",
-                    json_kind(&other)
-                ),
-                Err(e) => bail!("--args is not valid JSON ({e}); pass an object such as '{{\"text\": \"hello\"}}'"),
-            },
-        };
-        Ok(match (&args.tool, &args.resource, &args.prompt) {
-            (_, Some(uri), _) => Request::Resource { uri: uri.clone() },
-            (_, _, Some(name)) => Request::Prompt {
-                name: name.clone(),
-                arguments,
-            },
-            (Some(name), _, _) => Request::Tool {
-                name: name.clone(),
-                arguments,
-            },
-            (None, None, None) => bail!("name a tool, or pass --resource URI or --prompt NAME"),
+    /// The most linear memory the instance has used so far.
+    pub fn peak_memory(&self) -> usize {
+        self.store.data().memory.peak
+    }
+
+    /// Arms an instance no call has run in yet (made ahead, under other
+    /// limits) for a call serving `scope` under `limits`.
+    pub fn rearm(&mut self, scope: Arc<CallScope>, limits: &Limits) -> Result<(), CallError> {
+        let state = self.store.data_mut();
+        state.scope = scope.clone();
+        state.memory.cap = limits.memory_bytes();
+        self.guard = Guard::arm(&mut self.store, scope, limits)?;
+        Ok(())
+    }
+
+    /// Holds the call's place among running calls until it is dropped.
+    pub fn hold(&mut self, turn: Turn) {
+        self.turn = Some(turn);
+    }
+
+    /// Runs one export of the interface `indices` names, under the guard:
+    /// `export` gets the loaded interface and the store.
+    pub async fn run<I, T, F>(&mut self, indices: &I, export: F) -> wasmtime::Result<T>
+    where
+        I: LoadExport,
+        F: AsyncFnOnce(&I::Guest, &mut Store<CallState>) -> wasmtime::Result<T>,
+    {
+        let guest = indices.load_export(&mut self.store, &self.instance)?;
+        self.guard.run(export(&guest, &mut self.store)).await
+    }
+
+    /// Ends the call: forwards what the guest wrote to stdout and stderr, logs
+    /// what the call used, and turns an error into the [`CallError`] that
+    /// says which limit or fault stopped it.
+    pub fn finish<T>(&self, what: &str, result: wasmtime::Result<T>) -> Result<T, CallError> {
+        let state = self.store.data();
+        let fuel_used = self.guard.fuel().saturating_sub(self.store.get_fuel().unwrap_or(0));
+        tracing::debug!(
+            plugin = %state.plugin, call = what, fuel_used,
+            wall_ms = self.guard.elapsed().as_secs_f64() * 1000.0,
+            peak_memory_bytes = state.memory.peak,
+            "plugin call finished"
+        );
+        let stderr_tail = self.forward_output();
+        result.map_err(|e| match outcome::classify(e, self.guard.scope(), self.guard.fuel()) {
+            CallError::Crashed(why) if !stderr_tail.is_empty() => {
+                CallError::Crashed(format!("{why}; its stderr ended with: {stderr_tail}"))
+            }
+            other => other,
         })
     }
 
-    fn method(&self) -> &'static str {
-        match self {
-            Request::Tool { .. } => "tools/call",
-            Request::Resource { .. } => "resources/read",
-            Request::Prompt { .. } => "prompts/get",
+    /// Sends what the guest wrote to stdout and stderr to the client's log and
+    /// to our stderr; returns the last lines of its stderr.
+    fn forward_output(&self) -> String {
+        let state = self.store.data();
+        let outputs = [
+            ("stdout", self.output.stdout.contents(), LogLevel::Info),
+            ("stderr", self.output.stderr.contents(), LogLevel::Warning),
+        ];
+        for (stream, bytes, level) in &outputs {
+            let text = String::from_utf8_lossy(bytes);
+            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                tracing::info!(plugin = %state.plugin, stream, "{line}");
+                state.scope.log(
+                    &state.plugin,
+                    *level,
+                    serde_json::Value::String(format!("[{stream}] {line}")),
+                );
+            }
         }
-    }
-
-    fn params(&self) -> Value {
-        match self {
-            Request::Tool { name, arguments } => json!({ "name": name, "arguments": arguments }),
-            Request::Resource { uri } => json!({ "uri": uri }),
-            Request::Prompt { name, arguments } => json!({ "name": name, "arguments": arguments }),
-        }
-    }
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// Runs `wasm-mcp call`; returns the process's exit status. Failures are
-/// reported on stderr.
-pub async fn command(args: CallArgs) -> i32 {
-    match run(&args).await {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("wasm-mcp call: {e:#}");
-            1
-        }
-    }
-}
-
-async fn run(args: &CallArgs) -> Result<()> {
-    let request = Request::from_args(args)?;
-    let file = match &args.config {
-        Some(path) => ConfigFile::load(path)?,
-        None => ConfigFile::default(),
-    };
-    let settings = Settings::resolve(&file, &ConfigFile::default())?;
-    if !args.plugin.is_file() {
-        bail!("{} does not exist or is not a file", args.plugin.display());
-    }
-    let manifest = match &args.manifest {
-        Some(path) => Manifest::load(path)?,
-        None => Manifest::for_plugin(&args.plugin)?.0,
-    };
-    // The same compiled-code cache as `serve`: a large (Python, JavaScript)
-    // component is compiled once, not on every call.
-    let cache_dir = cache::directory(args.cache_dir.clone().or(settings.cache_dir.clone()), args.no_cache)?;
-    // Held until the call ends: it owns the engine the plugin runs on.
-    let runtime = PluginRuntime::new(
-        settings.limits,
-        settings.max_calls,
-        settings.max_calls_per_plugin,
-        cache_dir,
-    )?;
-    let plugin = runtime
-        .load_with_manifest(&args.plugin, manifest)
-        .await
-        .with_context(|| format!("{} does not load", args.plugin.display()))?;
-    let server = Server::new(settings.server);
-    server.set_plugin(&plugin_name(&args.plugin), Some(plugin));
-    server.startup_done();
-    check_exists(&server, &request, &args.plugin)?;
-
-    let (outbox, mut outgoing) = mpsc::unbounded_channel::<Outgoing>();
-    let session = Session::new(server, outbox);
-    session.handle(
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": crate::protocol::LATEST_PROTOCOL_VERSION,
-            "capabilities": {},
-            "clientInfo": { "name": "wasm-mcp call", "version": env!("CARGO_PKG_VERSION") },
-        }})
-        .to_string(),
-    );
-    session.handle(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
-    session.handle(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "debug"}}).to_string(),
-    );
-    let mut params = request.params();
-    params["_meta"] = json!({ "progressToken": "call" });
-    session.handle(json!({"jsonrpc": "2.0", "id": 2, "method": request.method(), "params": params}).to_string());
-
-    let result = loop {
-        let Some(out) = outgoing.recv().await else {
-            bail!("the host ended without answering");
-        };
-        let message = out.message;
-        if message.get("id") == Some(&json!(2)) {
-            break message;
-        }
-        report_notification(&message);
-    };
-    drop(runtime);
-    finish(&request, result)
-}
-
-/// Fails, naming what the plugin has, when the tool or prompt is not one of its.
-fn check_exists(server: &Server, request: &Request, plugin: &Path) -> Result<()> {
-    let catalog = server.catalog();
-    let (kind, name, known): (&str, &str, Vec<&String>) = match request {
-        Request::Tool { name, .. } => ("tool", name, catalog.tools.keys().collect()),
-        Request::Prompt { name, .. } => ("prompt", name, catalog.prompts.keys().collect()),
-        Request::Resource { .. } => return Ok(()),
-    };
-    if known.iter().any(|k| *k == name) {
-        return Ok(());
-    }
-    let mut known: Vec<&str> = known.into_iter().map(String::as_str).collect();
-    known.sort_unstable();
-    if known.is_empty() {
-        bail!("{} has no {kind}s, so no {kind} \"{name}\"", plugin.display());
-    }
-    Err(anyhow!(
-        "{} has no {kind} \"{name}\"; its {kind}s are: {}",
-        plugin.display(),
-        known.join(", ")
-    ))
-}
-
-/// Writes a notification for the client to stderr: the plugin's logs (with
-/// what it wrote to its stdout and stderr) and its progress. The host's own
-/// diagnostics are on stderr too, at the `WASM_MCP_LOG` level.
-fn report_notification(message: &Value) {
-    let params = &message["params"];
-    match message["method"].as_str() {
-        Some("notifications/message") => {
-            let text = match &params["data"] {
-                Value::String(text) => text.clone(),
-                other => other.to_string(),
-            };
-            let level = params["level"].as_str().unwrap_or("info");
-            let logger = params["logger"].as_str().unwrap_or("plugin");
-            eprintln!("[{level}] {logger}: {text}");
-        }
-        Some("notifications/progress") => {
-            let total = params.get("total").map(|t| format!("/{t}")).unwrap_or_default();
-            let text = params["message"].as_str().map(|m| format!(" {m}")).unwrap_or_default();
-            eprintln!("[progress] {}{total}{text}", params["progress"]);
-        }
-        _ => {}
-    }
-}
-
-/// Prints the result on stdout; fails with the error's text on a JSON-RPC
-/// error or a tool result with `isError`.
-fn finish(request: &Request, response: Value) -> Result<()> {
-    if let Some(error) = response.get("error") {
-        let message = error["message"].as_str().unwrap_or("unknown error");
-        bail!("{} failed: {message}", request.method());
-    }
-    let result = &response["result"];
-    let mut stdout = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut stdout, result)?;
-    writeln!(stdout)?;
-    stdout.flush()?;
-    if result["isError"] == json!(true) {
-        let texts: Vec<&str> = result["content"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|block| block["text"].as_str())
+        // The last lines of stderr, without Rust's backtrace hint: for a panic,
+        // where it happened and its message.
+        let stderr = String::from_utf8_lossy(&outputs[1].1);
+        let stderr_tail: Vec<&str> = stderr
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with("note: run with"))
             .collect();
-        bail!("the tool returned an error: {}", texts.join(" "));
+        let keep = stderr_tail.len().saturating_sub(2);
+        let tail = stderr_tail[keep..].join(" ");
+        match tail.char_indices().nth(STDERR_TAIL_CHARS) {
+            Some((cut, _)) => format!("{}…", &tail[..cut]),
+            None => tail,
+        }
     }
-    Ok(())
 }

@@ -16,9 +16,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::plugins::bindings::tools::TaskSupport;
-use crate::plugins::{Plugin, wire};
-pub use pagination::{ListKind, Listed};
+use crate::contract::bindings::tools::{self, TaskSupport};
+use crate::contract::wire;
+use crate::plugin::Plugin;
+pub use pagination::Listed;
 use uri_template::UriTemplate;
 
 /// A tool as the client sees it, and where calls to it go.
@@ -65,7 +66,6 @@ listed_by_field!(ToolEntry, PromptEntry, ResourceEntry, TemplateEntry);
 /// An immutable view of everything served; replaced whole when plugins change.
 #[derive(Default)]
 pub struct Catalog {
-    pub plugins: Vec<Arc<Plugin>>,
     pub tools: BTreeMap<String, ToolEntry>,
     pub prompts: BTreeMap<String, PromptEntry>,
     pub resources: BTreeMap<String, ResourceEntry>,
@@ -74,17 +74,17 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    /// Builds the catalog of `plugins`. Entries whose metadata is unusable are
-    /// skipped with an error on stderr.
-    pub fn build(mut plugins: Vec<Arc<Plugin>>) -> Catalog {
+    /// Builds the catalog of `plugins`, taken in name order. Entries whose
+    /// metadata is unusable are skipped with an error on stderr.
+    pub fn build<'a>(plugins: impl IntoIterator<Item = &'a Arc<Plugin>>) -> Catalog {
+        let mut plugins: Vec<&Arc<Plugin>> = plugins.into_iter().collect();
         plugins.sort_by(|a, b| a.name.cmp(&b.name));
         let mut catalog = Catalog::default();
-        for plugin in &plugins {
+        for plugin in plugins {
             catalog.add_tools(plugin);
             catalog.add_prompts(plugin);
             catalog.add_resources(plugin);
         }
-        catalog.plugins = plugins;
         catalog
     }
 
@@ -205,7 +205,7 @@ pub struct ToolSchemas {
 
 impl ToolSchemas {
     /// Parses and compiles `tool`'s input and output schemas; the error says which is unusable and why.
-    pub fn compile(tool: &crate::plugins::bindings::tools::Tool) -> Result<Self, String> {
+    pub fn compile(tool: &tools::Tool) -> Result<Self, String> {
         let input_schema = wire::parse_json(&tool.input_schema, "inputSchema")?;
         if input_schema.get("type").and_then(Value::as_str) != Some("object") {
             return Err("its inputSchema must be a JSON Schema with \"type\": \"object\"".into());
@@ -233,11 +233,7 @@ impl ToolSchemas {
     }
 }
 
-fn tool_entry(
-    plugin: &Arc<Plugin>,
-    tool: &crate::plugins::bindings::tools::Tool,
-    name: &str,
-) -> Result<ToolEntry, String> {
+fn tool_entry(plugin: &Arc<Plugin>, tool: &tools::Tool, name: &str) -> Result<ToolEntry, String> {
     let schemas = ToolSchemas::compile(tool)?;
     let task_support = plugin.task_support(tool);
     let listed = wire::tool(

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::plugins::Plugin;
+use crate::plugin::Plugin;
 
 /// Characters MCP allows in a tool name.
 fn allowed(c: char) -> bool {

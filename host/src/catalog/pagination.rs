@@ -12,15 +12,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
 
 use crate::protocol::RpcError;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ListKind {
-    Tools,
-    Prompts,
-    Resources,
-    Templates,
-    Tasks,
-}
+use crate::protocol::requests::ListKind;
 
 impl ListKind {
     fn tag(self) -> &'static str {
@@ -74,18 +66,14 @@ fn decode(kind: ListKind, cursor: &str) -> Result<String, RpcError> {
 }
 
 /// The list result (`{"tools": [...], "nextCursor": ...}` and the like) of
-/// the page of `entries` after the cursor in `params`.
+/// the page of `entries` after `cursor` (none: the first page).
 pub fn page<E: Listed>(
     kind: ListKind,
     entries: &BTreeMap<String, E>,
-    params: &Value,
+    cursor: Option<&str>,
     size: usize,
 ) -> Result<Value, RpcError> {
-    let cursor = match params.get("cursor") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(cursor)) => Some(decode(kind, cursor)?),
-        Some(_) => return Err(RpcError::invalid_params("\"cursor\" must be a string")),
-    };
+    let cursor = cursor.map(|cursor| decode(kind, cursor)).transpose()?;
     let start = match &cursor {
         Some(key) => Bound::Excluded(key.as_str()),
         None => Bound::Unbounded,
@@ -112,20 +100,20 @@ mod tests {
         keys.iter().map(|k| (k.to_string(), json!(k))).collect()
     }
 
-    fn after(cursor: &Value) -> Value {
-        json!({ "cursor": cursor })
+    fn cursor_of(page: &Value) -> Option<&str> {
+        page.get("nextCursor").and_then(Value::as_str)
     }
 
     #[test]
     fn walks_every_entry_once() {
         let map = entries(&["a", "b", "c"]);
-        let mut params = json!({});
+        let mut cursor: Option<String> = None;
         let mut seen = Vec::new();
         loop {
-            let page = page(ListKind::Tools, &map, &params, 2).unwrap();
+            let page = page(ListKind::Tools, &map, cursor.as_deref(), 2).unwrap();
             seen.extend(page["tools"].as_array().unwrap().iter().cloned());
-            match page.get("nextCursor") {
-                Some(next) => params = after(next),
+            match cursor_of(&page) {
+                Some(next) => cursor = Some(next.to_owned()),
                 None => break,
             }
         }
@@ -135,13 +123,12 @@ mod tests {
     #[test]
     fn cursor_survives_additions_and_rejects_garbage() {
         let map = entries(&["a", "c"]);
-        let first = page(ListKind::Tools, &map, &json!({}), 1).unwrap();
+        let first = page(ListKind::Tools, &map, None, 1).unwrap();
         let grown = entries(&["a", "b", "c"]);
-        let second = page(ListKind::Tools, &grown, &after(&first["nextCursor"]), 5).unwrap();
+        let second = page(ListKind::Tools, &grown, cursor_of(&first), 5).unwrap();
         assert_eq!(second["tools"], json!(["b", "c"]));
-        assert!(page(ListKind::Tools, &map, &after(&json!("not a cursor!")), 1).is_err());
-        assert!(page(ListKind::Prompts, &map, &after(&first["nextCursor"]), 1).is_err());
-        assert!(page(ListKind::Tools, &map, &after(&json!(7)), 1).is_err());
+        assert!(page(ListKind::Tools, &map, Some("not a cursor!"), 1).is_err());
+        assert!(page(ListKind::Prompts, &map, cursor_of(&first), 1).is_err());
     }
 
     mod properties {
@@ -183,15 +170,15 @@ mod tests {
                 let mut always: BTreeSet<String> = initial.clone();
                 let mut ever: BTreeSet<String> = initial;
                 let mut seen: Vec<String> = Vec::new();
-                let mut params = json!({});
+                let mut cursor: Option<String> = None;
                 let mut changes = changes.into_iter();
                 loop {
-                    let page = page(kind, &map, &params, size).unwrap();
+                    let page = page(kind, &map, cursor.as_deref(), size).unwrap();
                     let items = page[kind.result_key()].as_array().unwrap();
                     prop_assert!(items.len() <= size);
                     seen.extend(items.iter().map(|k| k.as_str().unwrap().to_owned()));
-                    let Some(next) = page.get("nextCursor") else { break };
-                    params = after(next);
+                    let Some(next) = cursor_of(&page) else { break };
+                    cursor = Some(next.to_owned());
                     for change in changes.next().unwrap_or_default() {
                         match change {
                             Change::Add(key) => {
@@ -218,7 +205,7 @@ mod tests {
 
     #[test]
     fn templates_are_listed_under_their_protocol_key() {
-        let result = page(ListKind::Templates, &entries(&["t"]), &json!({}), 5).unwrap();
+        let result = page(ListKind::Templates, &entries(&["t"]), None, 5).unwrap();
         assert_eq!(result, json!({ "resourceTemplates": ["t"] }));
     }
 }

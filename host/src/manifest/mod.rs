@@ -7,78 +7,19 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
-use crate::plugins::Limits;
+use crate::limits::Limits;
+pub use crate::settings::LimitSettings;
 
 mod network;
 pub use network::{HostPattern, IpNet, NetRule, NetworkSettings, PortRange};
 
-/// The longest timeout or ttl the host accepts: a year, in seconds. Anything
-/// longer would overflow the clock it is added to.
-pub const MAX_DURATION_SECS: u64 = 365 * 24 * 3600;
-
-/// `secs` as a duration, if it is a positive number of seconds no longer than
-/// [`MAX_DURATION_SECS`]; else an error naming the setting (`what`).
-pub fn positive_secs(secs: f64, what: &str) -> Result<Duration> {
-    if !(secs.is_finite() && secs > 0.0 && secs <= MAX_DURATION_SECS as f64) {
-        bail!("{what} must be a positive number of seconds, at most {MAX_DURATION_SECS}");
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
-
-/// Limit settings, as written in a manifest or the host's config file.
-/// Absent keys inherit.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct LimitSettings {
-    /// Instructions (fuel) one call may execute.
-    pub fuel: Option<u64>,
-    /// Wall-clock seconds one call may run (time waiting on the client is not counted).
-    pub timeout_secs: Option<f64>,
-    /// MiB one call's linear memory may grow to.
-    pub memory_mib: Option<usize>,
-    /// KiB of serialized output one call may return.
-    pub max_output_kib: Option<usize>,
-    /// Calls of the plugin running at once; more wait their turn (plugin-wide only).
-    pub max_concurrent_calls: Option<u32>,
-}
-
-impl LimitSettings {
-    /// `base` with these settings applied; `origin` names where they come from in errors.
-    pub fn apply(&self, base: &Limits, origin: &str) -> Result<Limits> {
-        let mut limits = base.clone();
-        if let Some(fuel) = self.fuel {
-            if fuel == 0 {
-                bail!("{origin}: fuel must be greater than 0");
-            }
-            limits.fuel = fuel;
-        }
-        if let Some(secs) = self.timeout_secs {
-            limits.deadline = positive_secs(secs, &format!("{origin}: timeout_secs"))?;
-        }
-        if let Some(mib) = self.memory_mib {
-            if mib == 0 || mib > crate::plugins::MAX_MEMORY_MIB {
-                bail!(
-                    "{origin}: memory_mib must be between 1 and {}",
-                    crate::plugins::MAX_MEMORY_MIB
-                );
-            }
-            limits.memory_bytes = mib << 20;
-        }
-        if let Some(kib) = self.max_output_kib {
-            limits.max_output_bytes = kib.checked_mul(1 << 10).filter(|_| kib > 0).ok_or_else(|| {
-                anyhow::anyhow!(
-                    "{origin}: max_output_kib must be greater than 0, at most {}",
-                    usize::MAX >> 10
-                )
-            })?;
-        }
-        Ok(limits)
-    }
+/// `base` with what `layer` sets, each value checked; the error names `origin` and the key.
+fn apply_limits(base: &Limits, layer: &LimitSettings, origin: &str) -> Result<Limits> {
+    base.apply(layer).map_err(|e| anyhow::anyhow!("{origin}: {e}"))
 }
 
 /// Whether a tool may, or must, be called as a task.
@@ -217,13 +158,13 @@ impl Manifest {
 
     /// The limits of every call of this plugin, over the host's defaults.
     pub fn plugin_limits(&self, defaults: &Limits) -> Result<Limits> {
-        self.limits.apply(defaults, "[limits]")
+        apply_limits(defaults, &self.limits, "[limits]")
     }
 
     /// The limits of calls to `tool`, over the plugin's.
     pub fn tool_limits(&self, tool: &str, plugin: &Limits) -> Result<Limits> {
         match self.tools.get(tool) {
-            Some(settings) => settings.limits.apply(plugin, &format!("[tools.{tool}.limits]")),
+            Some(settings) => apply_limits(plugin, &settings.limits, &format!("[tools.{tool}.limits]")),
             None => Ok(plugin.clone()),
         }
     }
@@ -248,7 +189,10 @@ impl Manifest {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
+    use crate::settings::MAX_DURATION_SECS;
 
     fn parse(text: &str) -> Result<Manifest> {
         let dir = std::env::temp_dir().join(format!("wasm-mcp-manifest-{}", std::process::id()));
@@ -295,9 +239,9 @@ mod tests {
         assert!(m.directories[0].host.is_absolute());
         let limits = m.plugin_limits(&Limits::default()).unwrap();
         assert_eq!(limits.fuel, 1000);
-        assert_eq!(limits.memory_bytes, 64 << 20);
+        assert_eq!(limits.memory_bytes(), 64 << 20);
         assert_eq!(
-            m.tool_limits("slow", &limits).unwrap().deadline,
+            m.tool_limits("slow", &limits).unwrap().deadline(),
             Duration::from_secs(600)
         );
         assert_eq!(m.tool_limits("slow", &limits).unwrap().fuel, 1000);
@@ -348,6 +292,6 @@ mod tests {
             .unwrap()
             .plugin_limits(&Limits::default())
             .unwrap();
-        assert_eq!(year.deadline, Duration::from_secs(MAX_DURATION_SECS));
+        assert_eq!(year.deadline(), Duration::from_secs(MAX_DURATION_SECS));
     }
 }

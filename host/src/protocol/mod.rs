@@ -1,8 +1,10 @@
-//! The wire format: JSON-RPC 2.0 framing, MCP error codes, protocol versions and log levels.
+//! The wire format: JSON-RPC 2.0 framing, MCP error codes, the requests a
+//! client may send (typed), protocol versions and log levels.
 //!
 //! Nothing here knows about sessions, transports or plugins.
 
 pub mod jsonrpc;
+pub mod requests;
 
 pub use jsonrpc::{Incoming, RequestId, RpcError};
 

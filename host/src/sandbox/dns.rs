@@ -19,8 +19,7 @@ use wasmtime_wasi::p2::bindings::sockets::network::{self, ErrorCode, IpAddress, 
 use wasmtime_wasi::p2::{DynPollable, SocketError};
 use wasmtime_wasi::sockets::{WasiSocketsCtxView, WasiSocketsView};
 
-use super::NetworkPolicy;
-use crate::plugins::CallState;
+use super::{NetworkPolicy, NetworkView};
 
 /// The name lookup interface, seen through the plugin's policy.
 pub struct NameGate<'a> {
@@ -34,8 +33,8 @@ impl HasData for GatedLookup {
     type Data<'a> = NameGate<'a>;
 }
 
-fn gate(state: &mut CallState) -> NameGate<'_> {
-    let policy = state.network.clone();
+fn gate<T: NetworkView>(state: &mut T) -> NameGate<'_> {
+    let policy = state.network_policy().clone();
     NameGate {
         sockets: state.sockets(),
         policy,
@@ -44,9 +43,9 @@ fn gate(state: &mut CallState) -> NameGate<'_> {
 
 /// Replaces `wasi:sockets/ip-name-lookup` (added by
 /// `wasmtime_wasi::p2::add_to_linker_async`) with the gated one.
-pub fn add_to_linker(linker: &mut Linker<CallState>) -> anyhow::Result<()> {
+pub fn add_to_linker<T: NetworkView + 'static>(linker: &mut Linker<T>) -> anyhow::Result<()> {
     linker.allow_shadowing(true);
-    let added = ip_name_lookup::add_to_linker::<CallState, GatedLookup>(linker, gate);
+    let added = ip_name_lookup::add_to_linker::<T, GatedLookup>(linker, gate::<T>);
     linker.allow_shadowing(false);
     Ok(added?)
 }

@@ -15,10 +15,16 @@ use std::sync::Arc;
 
 use anyhow::{Result, bail};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
-use wasmtime_wasi::{FsPerms, WasiCtx};
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiView};
 
 use crate::manifest::{DirectoryGrant, Manifest};
 pub use network::{NetworkPolicy, Resolver};
+
+/// What the sandbox needs of the state of the store a call runs in: its WASI
+/// context, and the network policy of the plugin it runs.
+pub trait NetworkView: WasiView + Send {
+    fn network_policy(&self) -> &Arc<NetworkPolicy>;
+}
 
 /// Bytes of guest stdout or stderr kept per call; writes beyond fail in the guest.
 pub const CAPTURED_OUTPUT_BYTES: usize = 64 << 10;

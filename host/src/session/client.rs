@@ -10,8 +10,7 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use super::Session;
-use crate::plugins::scope::BoxFuture;
-use crate::plugins::{ClientLink, ClientRequestError};
+use crate::call::{BoxFuture, ClientLink, ClientRequestError};
 use crate::protocol::jsonrpc;
 use crate::protocol::{LogLevel, RequestId, RpcError};
 
@@ -141,7 +140,7 @@ impl Session {
             answered: false,
         };
         self.send(jsonrpc::request(number, method, params), related.cloned());
-        let timeout = self.server.config.client_request_timeout;
+        let timeout = self.hub.config.client_timeout();
         let answer = tokio::time::timeout(timeout, receiver).await;
         guard.answered = answer.is_ok();
         match answer {
@@ -176,6 +175,6 @@ impl ClientLink for RequestLink {
     }
 
     fn resource_updated(&self, uri: &str) {
-        self.session.server.resource_updated(uri);
+        self.session.hub.resource_updated(uri);
     }
 }

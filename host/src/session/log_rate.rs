@@ -12,6 +12,7 @@ use tokio::time::Instant;
 
 use super::Session;
 use crate::protocol::LogLevel;
+use crate::settings;
 
 const WINDOW: Duration = Duration::from_secs(1);
 
@@ -73,8 +74,9 @@ impl LogRate {
         let Some(session) = session.upgrade() else { return };
         let summary = format!(
             "{dropped} log message(s) from plugin {plugin} were dropped: it went over its limit of {} per second \
-             (raise it with --max-log-rate, or max_log_rate under [server] in the config file)",
-            self.per_sec
+             (raise it with {})",
+            self.per_sec,
+            settings::server::max_log_rate.hint()
         );
         tracing::warn!(plugin, dropped, "plugin log messages dropped over the log rate limit");
         session.log(LogLevel::Warning, &plugin, Value::String(summary), None);

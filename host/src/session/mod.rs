@@ -3,12 +3,14 @@
 //! It owns the lifecycle (initialize, negotiated version, client capabilities),
 //! the per-session state (log level, subscriptions), dispatch of each request to
 //! its method, cancellation of requests in flight, and the requests the server
-//! sends to the client. Transports hand it messages and deliver what it sends.
+//! sends to the client. Transports hand it parsed messages ([`Session::handle`])
+//! and deliver what it sends.
 
 mod client;
+mod hub;
 mod log_rate;
 mod methods;
-mod server;
+mod results;
 mod tasks;
 
 use std::collections::{HashMap, HashSet};
@@ -21,11 +23,13 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-pub use server::{Server, ServerConfig};
+pub use hub::Hub;
 
 use crate::protocol::jsonrpc::{self, INVALID_REQUEST, SERVER_ERROR};
+use crate::protocol::requests::{Notification, Request};
 use crate::protocol::{Incoming, LogLevel, RequestId, RpcError};
-use crate::tasks::TaskStore;
+use crate::settings;
+use crate::tasks::{TaskSettings, TaskStore};
 use client::{ClientCapabilities, PendingClientRequests};
 use log_rate::LogRate;
 
@@ -56,7 +60,7 @@ struct State {
 }
 
 pub struct Session {
-    server: Arc<Server>,
+    hub: Arc<Hub>,
     outbox: Outbox,
     state: Mutex<State>,
     in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
@@ -76,7 +80,8 @@ pub fn message_too_large(limit: usize) -> RpcError {
         INVALID_REQUEST,
         format!(
             "Invalid Request: the message is larger than the limit of {limit} bytes and was discarded; \
-             send smaller messages or raise the limit (--max-message-bytes, or max_message_bytes under [server] in the config file)"
+             send smaller messages or raise the limit ({})",
+            settings::server::max_message_bytes.hint()
         ),
     )
 }
@@ -97,9 +102,9 @@ async fn keep_alive(session: std::sync::Weak<Session>, interval: Duration) {
 }
 
 impl Session {
-    pub fn new(server: Arc<Server>, outbox: Outbox) -> Arc<Self> {
+    pub fn new(hub: Arc<Hub>, outbox: Outbox) -> Arc<Self> {
         let session = Arc::new(Self {
-            server: server.clone(),
+            hub: hub.clone(),
             outbox,
             state: Mutex::new(State {
                 phase: Phase::AwaitingInitialize,
@@ -110,76 +115,77 @@ impl Session {
             }),
             in_flight: Mutex::new(HashMap::new()),
             running: TaskTracker::new(),
-            task_store: TaskStore::new(server.config.tasks.clone()),
+            task_store: TaskStore::new(TaskSettings::new(&hub.config)),
             client_requests: PendingClientRequests::default(),
-            log_rate: Arc::new(LogRate::new(server.config.max_log_rate)),
+            log_rate: Arc::new(LogRate::new(hub.config.max_log_rate)),
             closing: AtomicBool::new(false),
             stopped: OnceLock::new(),
         });
-        server.register(&session);
-        if let Some(interval) = server.config.ping_interval {
+        hub.register(&session);
+        if let Some(interval) = hub.config.ping_interval() {
             tokio::spawn(keep_alive(Arc::downgrade(&session), interval));
         }
         session
     }
 
-    /// Handles one message from the client, as framed by its transport (text or
-    /// raw bytes). Requests that reach plugins run concurrently; their answers
-    /// are sent when they finish.
-    pub fn handle(self: &Arc<Self>, message: impl AsRef<[u8]>) {
-        match Incoming::parse_bytes(message.as_ref()) {
-            Ok(message) => self.handle_message(message),
+    /// Handles one message from the client as framed by its transport (a
+    /// line of stdin): parses it, and answers one that does not parse.
+    pub fn receive(self: &Arc<Self>, message: &[u8]) {
+        match Incoming::parse_bytes(message) {
+            Ok(message) => self.handle(message),
             Err(bad) => self.send(jsonrpc::error_response(bad.id.as_ref(), &bad.error), None),
         }
     }
 
     /// Answers a message that was discarded for being over `max_message_bytes`.
     pub fn refuse_oversized_message(&self) {
-        let error = message_too_large(self.server.config.max_message_bytes);
+        let error = message_too_large(self.hub.config.max_message_bytes);
         self.send(jsonrpc::error_response(None, &error), None);
     }
 
-    fn handle_message(self: &Arc<Self>, message: Incoming) {
+    /// Handles one message from the client. Requests that reach plugins run
+    /// concurrently; their answers are sent when they finish.
+    pub fn handle(self: &Arc<Self>, message: Incoming) {
         match message {
             Incoming::Request { id, method, params } => self.handle_request(id, method, params),
-            Incoming::Notification { method, params } => self.handle_notification(&method, &params),
+            Incoming::Notification { method, params } => {
+                self.handle_notification(Notification::parse(&method, &params))
+            }
             Incoming::Response { id, outcome } => self.client_requests.resolve(&id, outcome),
         }
     }
 
+    /// The protocol version negotiated at initialize (the latest before).
+    pub fn protocol_version(&self) -> &'static str {
+        self.state.lock().unwrap().protocol_version
+    }
+
     fn handle_request(self: &Arc<Self>, id: RequestId, method: String, params: Value) {
-        let phase = self.state.lock().unwrap().phase;
-        if phase == Phase::AwaitingInitialize && method != "initialize" && method != "ping" {
-            let error = RpcError::new(
-                INVALID_REQUEST,
-                format!("Server not initialized: send \"initialize\" before \"{method}\""),
-            );
+        if let Err(error) = self.admit(&method) {
             return self.send(jsonrpc::error_response(Some(&id), &error), None);
         }
-        // While closing, only what helps the client collect running work is served.
-        if self.closing.load(Ordering::Acquire) && method != "ping" && !method.starts_with("tasks/") {
-            let error = RpcError::new(
-                SERVER_ERROR,
-                format!("The server is shutting down and accepts no new requests (\"{method}\" refused)"),
-            );
-            return self.send(jsonrpc::error_response(Some(&id), &error), None);
-        }
+        let progress_token = crate::protocol::requests::progress_token(&params);
+        let request = match Request::parse(&method, params) {
+            Ok(request) => request,
+            Err(error) => return self.send(jsonrpc::error_response(Some(&id), &error), None),
+        };
         // Methods that only touch session state answer in order, at once.
-        if let Some(outcome) = self.handle_inline(&method, &params) {
-            return self.respond(&id, outcome);
-        }
+        let request = match self.answer_inline(request) {
+            Ok(outcome) => return self.respond(&id, outcome),
+            Err(request) => request,
+        };
         let token = CancellationToken::new();
         {
             let mut in_flight = self.in_flight.lock().unwrap();
-            let limit = self.server.config.max_pending_requests;
+            let limit = self.hub.config.max_pending_requests;
             if in_flight.len() >= limit {
                 drop(in_flight);
                 let error = RpcError::new(
                     SERVER_ERROR,
                     format!(
                         "Too many requests in flight: this session already has {limit} requests running \
-                         (the max_pending_requests limit); wait for some to finish, or raise the limit \
-                         (--max-pending-requests, or max_pending_requests under [server] in the config file)"
+                         (the max_pending_requests limit); wait for some to finish, or raise the limit ({})",
+                        settings::server::max_pending_requests.hint()
                     ),
                 );
                 return self.send(jsonrpc::error_response(Some(&id), &error), None);
@@ -189,7 +195,7 @@ impl Session {
         let session = self.clone();
         self.running.spawn(async move {
             let outcome = tokio::select! {
-                outcome = session.dispatch(&id, &method, params, token.clone()) => Some(outcome),
+                outcome = session.dispatch(&id, request, progress_token, token.clone()) => Some(outcome),
                 _ = token.cancelled() => None,
             };
             session.in_flight.lock().unwrap().remove(&id);
@@ -209,21 +215,36 @@ impl Session {
         });
     }
 
-    fn handle_notification(&self, method: &str, params: &Value) {
-        match method {
-            "notifications/initialized" => {}
-            "notifications/cancelled" => {
-                let Some(id) = params.get("requestId").and_then(RequestId::from_value) else {
-                    return;
-                };
+    /// Whether `method` may be served now: only initialize (and ping) before
+    /// initialize; while closing, only what helps the client collect running work.
+    fn admit(&self, method: &str) -> Result<(), RpcError> {
+        let phase = self.state.lock().unwrap().phase;
+        if phase == Phase::AwaitingInitialize && method != "initialize" && method != "ping" {
+            return Err(RpcError::new(
+                INVALID_REQUEST,
+                format!("Server not initialized: send \"initialize\" before \"{method}\""),
+            ));
+        }
+        if self.closing.load(Ordering::Acquire) && method != "ping" && !method.starts_with("tasks/") {
+            return Err(RpcError::new(
+                SERVER_ERROR,
+                format!("The server is shutting down and accepts no new requests (\"{method}\" refused)"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn handle_notification(&self, notification: Notification) {
+        match notification {
+            Notification::Initialized | Notification::Ignored => {}
+            Notification::Cancelled { request_id, reason } => {
+                let Some(id) = request_id else { return };
                 if let Some(token) = self.in_flight.lock().unwrap().get(&id) {
-                    tracing::debug!(%id, reason = ?params.get("reason"), "client cancelled a request");
+                    tracing::debug!(%id, ?reason, "client cancelled a request");
                     token.cancel();
                 }
             }
-            // Roots are fetched afresh on every plugin call, so a change needs no work here.
-            "notifications/roots/list_changed" | "notifications/progress" => {}
-            other => tracing::debug!(method = other, "ignoring unknown notification"),
+            Notification::Unknown(method) => tracing::debug!(method, "ignoring unknown notification"),
         }
     }
 
@@ -255,7 +276,8 @@ impl Session {
         self.state.lock().unwrap().subscriptions.iter().cloned().collect()
     }
 
-    fn is_initialized(&self) -> bool {
+    /// Whether initialize was answered.
+    pub fn is_initialized(&self) -> bool {
         self.state.lock().unwrap().phase == Phase::Initialized
     }
 
@@ -335,12 +357,12 @@ mod tests {
             Just(Value::Null),
         ]) {
             let (outbox, mut sent) = mpsc::unbounded_channel();
-            let session = Session::new(Server::new(ServerConfig::default()), outbox);
+            let session = Session::new(Hub::new(Default::default()), outbox);
             let request = json!({
                 "jsonrpc": "2.0", "id": 1, "method": "initialize",
                 "params": { "protocolVersion": requested, "capabilities": {}, "clientInfo": { "name": "t", "version": "0" } },
             });
-            session.handle(request.to_string());
+            session.receive(request.to_string().as_bytes());
             let answer = sent.try_recv().unwrap().message;
             prop_assert!(sent.try_recv().is_err(), "one answer");
             match requested.as_str() {

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::Session;
-use super::methods::{ToolCall, str_param};
-use crate::catalog::pagination::{self, ListKind};
-use crate::plugins::bindings::tools::TaskSupport;
-use crate::plugins::scope::BoxFuture;
-use crate::plugins::{CallScope, ClientLink, ClientRequestError};
+use super::results::{ToolCall, ToolOutcome};
+use crate::call::{BoxFuture, CallScope, ClientLink, ClientRequestError};
+use crate::catalog::pagination;
+use crate::contract::bindings::tools::TaskSupport;
+use crate::protocol::requests::ListKind;
 use crate::protocol::{LogLevel, RpcError};
 use crate::tasks::{RELATED_TASK, Status, Task};
 
@@ -24,7 +24,7 @@ impl Session {
     pub(super) fn start_task(
         self: &Arc<Self>,
         call: ToolCall,
-        task_params: &Value,
+        ttl_ms: Option<u64>,
         progress_token: Option<Value>,
     ) -> Result<Value, RpcError> {
         if call.tool().task_support == TaskSupport::Forbidden {
@@ -33,13 +33,7 @@ impl Session {
                 call.name
             )));
         }
-        let ttl = match task_params.get("ttl") {
-            None | Some(Value::Null) => None,
-            Some(ttl) => Some(ttl.as_u64().ok_or_else(|| {
-                RpcError::invalid_params("\"task.ttl\" must be a non-negative integer of milliseconds")
-            })?),
-        };
-        let task = self.task_store.create(ttl)?;
+        let task = self.task_store.create(ttl_ms)?;
         let link = Arc::new(TaskLink {
             session: self.clone(),
             task: task.clone(),
@@ -59,14 +53,10 @@ impl Session {
                 }
             };
             let ended = match outcome {
-                Some(Ok(result)) if result.get("isError") == Some(&json!(true)) => {
-                    let message = result
-                        .pointer("/content/0/text")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned);
+                Some(Ok(ToolOutcome::Failed { result, message })) => {
                     running.finish(Status::Failed, message, Some(Ok(result)))
                 }
-                Some(Ok(result)) => running.finish(Status::Completed, None, Some(Ok(result))),
+                Some(Ok(ToolOutcome::Completed(result))) => running.finish(Status::Completed, None, Some(Ok(result))),
                 Some(Err(error)) => running.finish(Status::Failed, Some(error.message.clone()), Some(Err(error))),
                 None => running.finish(Status::Cancelled, Some("cancelled".into()), None),
             };
@@ -77,40 +67,37 @@ impl Session {
         Ok(json!({ "task": task.to_json() }))
     }
 
-    /// tasks/get, tasks/result, tasks/list and tasks/cancel.
-    pub(super) async fn dispatch_tasks(&self, method: &str, params: &Value) -> Result<Value, RpcError> {
-        match method {
-            "tasks/get" => Ok(self.task_store.get(str_param(params, "taskId", method)?)?.to_json()),
-            "tasks/result" => {
-                self.task_store
-                    .get(str_param(params, "taskId", method)?)?
-                    .outcome()
-                    .await
-            }
-            "tasks/list" => {
-                let tasks: BTreeMap<String, Value> = self
-                    .task_store
-                    .list()
-                    .into_iter()
-                    .map(|task| (task.list_key(), task.to_json()))
-                    .collect();
-                pagination::page(ListKind::Tasks, &tasks, params, self.server.config.page_size)
-            }
-            "tasks/cancel" => {
-                let task = self.task_store.get(str_param(params, "taskId", method)?)?;
-                if !task.finish(Status::Cancelled, Some("cancelled by the client".into()), None) {
-                    return Err(RpcError::invalid_params(format!(
-                        "Task {} has already ended ({}); only working or input_required tasks can be cancelled",
-                        task.id,
-                        task.to_json()["status"].as_str().unwrap_or_default()
-                    )));
-                }
-                task.cancel.cancel();
-                self.announce_task(&task);
-                Ok(task.to_json())
-            }
-            _ => Err(RpcError::method_not_found(method)),
+    pub(super) fn get_task(&self, id: &str) -> Result<Value, RpcError> {
+        Ok(self.task_store.get(id)?.to_json())
+    }
+
+    /// tasks/result: waits until the task ends.
+    pub(super) async fn task_result(&self, id: &str) -> Result<Value, RpcError> {
+        self.task_store.get(id)?.outcome().await
+    }
+
+    pub(super) fn list_tasks(&self, cursor: Option<&str>) -> Result<Value, RpcError> {
+        let tasks: BTreeMap<String, Value> = self
+            .task_store
+            .list()
+            .into_iter()
+            .map(|task| (task.list_key(), task.to_json()))
+            .collect();
+        pagination::page(ListKind::Tasks, &tasks, cursor, self.hub.config.page_size)
+    }
+
+    pub(super) fn cancel_task(&self, id: &str) -> Result<Value, RpcError> {
+        let task = self.task_store.get(id)?;
+        if !task.finish(Status::Cancelled, Some("cancelled by the client".into()), None) {
+            return Err(RpcError::invalid_params(format!(
+                "Task {} has already ended ({}); only working or input_required tasks can be cancelled",
+                task.id,
+                task.to_json()["status"].as_str().unwrap_or_default()
+            )));
         }
+        task.cancel.cancel();
+        self.announce_task(&task);
+        Ok(task.to_json())
     }
 
     pub(super) fn announce_task(&self, task: &Task) {
@@ -157,7 +144,7 @@ impl ClientLink for TaskLink {
     }
 
     fn resource_updated(&self, uri: &str) {
-        self.session.server.resource_updated(uri);
+        self.session.hub.resource_updated(uri);
     }
 
     fn queued(&self, waiting: bool) {

@@ -16,9 +16,15 @@ use tokio_util::sync::CancellationToken;
 
 use crate::protocol::RpcError;
 use crate::protocol::jsonrpc::SERVER_ERROR;
+use crate::settings::{self, ServerValues};
 
 /// The key under `_meta` that ties a message to a task.
 pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+
+/// Retention when the client asks for none (or less if the most allowed is less).
+const DEFAULT_TTL: Duration = Duration::from_secs(3600);
+/// How often clients are advised to poll.
+const POLL_INTERVAL: Duration = Duration::from_millis(500);
 
 /// Retention and polling settings.
 #[derive(Debug, Clone)]
@@ -33,14 +39,22 @@ pub struct TaskSettings {
     pub max_tasks: usize,
 }
 
+impl TaskSettings {
+    /// The settings of the server's `max_task_ttl_secs` and `max_tasks`.
+    pub fn new(server: &ServerValues) -> Self {
+        let max_ttl = server.max_task_ttl();
+        Self {
+            default_ttl: DEFAULT_TTL.min(max_ttl),
+            max_ttl,
+            poll_interval: POLL_INTERVAL,
+            max_tasks: server.max_tasks,
+        }
+    }
+}
+
 impl Default for TaskSettings {
     fn default() -> Self {
-        Self {
-            default_ttl: Duration::from_secs(3600),
-            max_ttl: Duration::from_secs(24 * 3600),
-            poll_interval: Duration::from_millis(500),
-            max_tasks: 1000,
-        }
+        Self::new(&ServerValues::default())
     }
 }
 
@@ -211,9 +225,9 @@ impl TaskStore {
                 SERVER_ERROR,
                 format!(
                     "Too many tasks: this session already holds {} tasks (the max_tasks limit; finished ones count \
-                     until their ttl runs out); cancel running ones, ask for shorter ttls, or raise the limit \
-                     (--max-tasks, or max_tasks under [server] in the config file)",
-                    tasks.len()
+                     until their ttl runs out); cancel running ones, ask for shorter ttls, or raise the limit ({})",
+                    tasks.len(),
+                    settings::server::max_tasks.hint()
                 ),
             ));
         }

@@ -26,14 +26,16 @@ use axum::routing::post;
 use axum::serve::ListenerExt;
 
 use super::shutdown_signal;
-use crate::session::Server;
+use crate::session::Hub;
+use crate::settings::HttpValues;
 use access::Access;
 use sessions::Sessions;
 
 /// The path of the MCP endpoint.
 pub const ENDPOINT: &str = "/mcp";
 
-/// Settings of the HTTP transport.
+/// Settings of the HTTP transport: where it listens and whom it lets in
+/// (from the command line), and its bounds (the `[http]` settings).
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
     pub addr: SocketAddr,
@@ -41,14 +43,7 @@ pub struct HttpConfig {
     pub allowed_origins: Vec<String>,
     /// Accepted bearer tokens; empty means no authentication.
     pub auth_tokens: Vec<String>,
-    /// Sessions with no connection and no request for this long end.
-    pub session_idle_timeout: Duration,
-    pub max_sessions: usize,
-    /// Close a request's stream (not the request) after this long, so the
-    /// client polls for the rest with `Last-Event-ID`.
-    pub sse_poll_after: Option<Duration>,
-    /// The reconnection delay sent to clients in the `retry` field.
-    pub sse_retry: Duration,
+    pub settings: HttpValues,
 }
 
 /// What every handler shares.
@@ -64,7 +59,7 @@ struct App {
 /// Serves `server` until SIGINT or SIGTERM; then new sessions and requests
 /// are refused, running calls get the shutdown grace to finish and deliver
 /// their responses, and every session ends.
-pub async fn serve(server: Arc<Server>, config: HttpConfig) -> Result<()> {
+pub async fn serve(hub: Arc<Hub>, config: HttpConfig) -> Result<()> {
     let listener = tokio::net::TcpListener::bind(config.addr)
         .await
         .with_context(|| format!("cannot listen on {}", config.addr))?;
@@ -74,18 +69,18 @@ pub async fn serve(server: Arc<Server>, config: HttpConfig) -> Result<()> {
             "listening on {local}, reachable from other machines, without authentication; set --auth-token-file or WASM_MCP_AUTH_TOKEN"
         );
     }
-    let max_message_bytes = server.config.max_message_bytes;
-    let grace = server.config.shutdown_grace;
-    let sessions = Arc::new(Sessions::new(server, config.max_sessions));
+    let max_message_bytes = hub.config.max_message_bytes;
+    let grace = hub.config.shutdown_grace();
+    let sessions = Arc::new(Sessions::new(hub, config.settings.max_sessions));
     tokio::spawn(Sessions::expire_idle(
         Arc::downgrade(&sessions),
-        config.session_idle_timeout,
+        config.settings.session_idle_timeout(),
     ));
     let app = Arc::new(App {
         sessions: sessions.clone(),
         access: Access::new(local.ip(), &config.allowed_origins, config.auth_tokens),
-        poll_after: config.sse_poll_after,
-        retry: config.sse_retry,
+        poll_after: config.settings.sse_poll_after(),
+        retry: config.settings.sse_retry(),
         max_message_bytes,
     });
     let router = Router::new()

@@ -20,17 +20,17 @@ use anyhow::Result;
 use tokio::sync::{mpsc, oneshot};
 
 use super::shutdown_signal;
-use crate::session::{Outgoing, Server, Session};
+use crate::session::{Hub, Outgoing, Session};
 
 /// Queued messages are gathered into one write up to this many bytes.
 const WRITE_BATCH_BYTES: usize = 64 << 10;
 
-pub async fn serve(server: Arc<Server>) -> Result<()> {
-    let grace = server.config.shutdown_grace;
-    let max_message_bytes = server.config.max_message_bytes;
-    let backlog = Arc::new(Backlog::new(server.config.max_pending_requests));
+pub async fn serve(hub: Arc<Hub>) -> Result<()> {
+    let grace = hub.config.shutdown_grace();
+    let max_message_bytes = hub.config.max_message_bytes;
+    let backlog = Arc::new(Backlog::new(hub.config.max_pending_requests));
     let (outbox, outgoing) = mpsc::unbounded_channel::<Outgoing>();
-    let session = Session::new(server, outbox);
+    let session = Session::new(hub, outbox);
     let writing = backlog.clone();
     let writer = std::thread::Builder::new()
         .name("stdout".into())
@@ -77,7 +77,7 @@ fn read_messages(session: &Weak<Session>, max_message_bytes: usize, backlog: &Ba
             Line::End => return Ok(()),
             Line::TooLong => session.refuse_oversized_message(),
             Line::Complete if line.trim_ascii().is_empty() => {}
-            Line::Complete => session.handle(&line),
+            Line::Complete => session.receive(&line),
         }
     }
 }

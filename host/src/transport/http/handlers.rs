@@ -8,7 +8,6 @@ use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::Value;
 use tokio::time::Instant;
 
 use super::App;
@@ -16,7 +15,7 @@ use super::error::HttpError;
 use super::sessions::HttpSession;
 use super::sse::{self, Connect};
 use super::streams::{Connection, STANDALONE, StreamError, event_id, parse_event_id};
-use crate::protocol::{Incoming, RequestId, SUPPORTED_PROTOCOL_VERSIONS, negotiate_version};
+use crate::protocol::{Incoming, RequestId, SUPPORTED_PROTOCOL_VERSIONS};
 
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -158,26 +157,30 @@ pub async fn post(
         ));
     }
     let text = std::str::from_utf8(&body).map_err(|_| HttpError::bad_request("Parse error: the body is not UTF-8"))?;
-    match Incoming::parse(text).map_err(|bad| HttpError::bad_request(bad.error.message))? {
-        Incoming::Request { id, method, params } if method == "initialize" && session_id(&headers).is_none() => {
-            initialize(&app, credential, &headers, text, &id, &params).await
+    let message = Incoming::parse(text).map_err(|bad| HttpError::bad_request(bad.error.message))?;
+    match message {
+        Incoming::Request { ref id, ref method, .. } if method == "initialize" && session_id(&headers).is_none() => {
+            let id = id.clone();
+            initialize(&app, credential, &headers, message, &id).await
         }
-        Incoming::Request { id, .. } => {
+        Incoming::Request { ref id, .. } => {
+            let id = id.clone();
             let http_session = app.session(&headers, credential)?;
-            request(&app, &http_session, &headers, text, &id).await
+            request(&app, &http_session, &headers, message, &id).await
         }
-        Incoming::Notification { method, params } => {
+        Incoming::Notification { ref method, ref params } => {
             let http_session = app.session(&headers, credential)?;
-            http_session.session.handle(text);
-            if method == "notifications/cancelled"
-                && let Some(request) = params.get("requestId").and_then(RequestId::from_value)
-            {
+            let cancelled = (method == "notifications/cancelled")
+                .then(|| params.get("requestId").and_then(RequestId::from_value))
+                .flatten();
+            http_session.session.handle(message);
+            if let Some(request) = cancelled {
                 http_session.streams.cancelled(&request);
             }
             Ok(StatusCode::ACCEPTED.into_response())
         }
         Incoming::Response { .. } => {
-            app.session(&headers, credential)?.session.handle(text);
+            app.session(&headers, credential)?.session.handle(message);
             Ok(StatusCode::ACCEPTED.into_response())
         }
     }
@@ -188,20 +191,17 @@ async fn initialize(
     app: &App,
     credential: super::access::Credential,
     headers: &HeaderMap,
-    text: &str,
+    message: Incoming,
     id: &RequestId,
-    params: &Value,
 ) -> Result<Response, HttpError> {
     let reply = reply(headers, Reply::Json)?;
-    let version = negotiate_version(params.get("protocolVersion").and_then(Value::as_str));
-    let http_session = app.sessions.create(credential, version)?;
+    let http_session = app.sessions.create(credential)?;
     let answer = http_session.streams.open_json(id).map_err(stream_error)?;
-    http_session.session.handle(text);
+    http_session.session.handle(message);
     let data = answer
         .await
         .map_err(|_| HttpError::new(StatusCode::INTERNAL_SERVER_ERROR, "initialize was not answered"))?;
-    let succeeded = serde_json::from_str::<Value>(&data).is_ok_and(|answer| answer.get("result").is_some());
-    let issued = if succeeded {
+    let issued = if http_session.session.is_initialized() {
         app.sessions.admit(http_session.clone())?;
         Some(http_session.id.as_str())
     } else {
@@ -226,19 +226,19 @@ async fn request(
     app: &App,
     http_session: &HttpSession,
     headers: &HeaderMap,
-    text: &str,
+    message: Incoming,
     id: &RequestId,
 ) -> Result<Response, HttpError> {
     match reply(headers, Reply::Sse)? {
         Reply::Sse => {
             let (number, connection) = http_session.streams.open_request(id).map_err(stream_error)?;
-            http_session.session.handle(text);
+            http_session.session.handle(message);
             Ok(app.stream(http_session, number, connection, 0))
         }
         Reply::Json => {
             let answer = http_session.streams.open_json(id).map_err(stream_error)?;
             let _busy = http_session.busy();
-            http_session.session.handle(text);
+            http_session.session.handle(message);
             Ok(match answer.await {
                 Ok(data) => json_reply(&data, None),
                 // Cancelled by the client, or the session ended: no response.

@@ -14,15 +14,13 @@ use tokio::time::Instant;
 use super::access::Credential;
 use super::error::HttpError;
 use super::streams::Streams;
-use crate::session::{Outgoing, Server, Session};
+use crate::session::{Hub, Outgoing, Session};
 
 /// One MCP session reached over HTTP.
 pub struct HttpSession {
     pub id: String,
     pub session: Arc<Session>,
     pub streams: Arc<Streams>,
-    /// The protocol version negotiated at initialize.
-    pub version: &'static str,
     credential: Credential,
     activity: Arc<Activity>,
     /// Asks the task routing the session's messages to route all it has been
@@ -56,7 +54,7 @@ impl HttpSession {
     /// Whether the client speaks a revision with SSE priming events and
     /// polling (2025-11-25 and later; versions are dates, so they sort).
     pub fn polls(&self) -> bool {
-        self.version >= "2025-11-25"
+        self.session.protocol_version() >= "2025-11-25"
     }
 
     fn idle_for(&self, idle: Duration) -> bool {
@@ -96,7 +94,7 @@ fn new_session_id() -> String {
 }
 
 pub struct Sessions {
-    server: Arc<Server>,
+    hub: Arc<Hub>,
     max_sessions: usize,
     table: Mutex<HashMap<String, Arc<HttpSession>>>,
     /// The server is shutting down: no new session starts.
@@ -104,9 +102,9 @@ pub struct Sessions {
 }
 
 impl Sessions {
-    pub fn new(server: Arc<Server>, max_sessions: usize) -> Self {
+    pub fn new(hub: Arc<Hub>, max_sessions: usize) -> Self {
         Self {
-            server,
+            hub,
             max_sessions,
             table: Mutex::new(HashMap::new()),
             closing: AtomicBool::new(false),
@@ -130,15 +128,14 @@ impl Sessions {
     }
 
     /// A new session, not yet reachable by its id (see [`Self::admit`]).
-    pub fn create(&self, credential: Credential, version: &'static str) -> Result<Arc<HttpSession>, HttpError> {
+    pub fn create(&self, credential: Credential) -> Result<Arc<HttpSession>, HttpError> {
         self.full()?;
         let (outbox, mut outgoing) = mpsc::unbounded_channel::<Outgoing>();
         let (flush, mut flushes) = mpsc::unbounded_channel::<oneshot::Sender<()>>();
         let http_session = Arc::new(HttpSession {
             id: new_session_id(),
-            session: Session::new(self.server.clone(), outbox),
+            session: Session::new(self.hub.clone(), outbox),
             streams: Arc::new(Streams::default()),
-            version,
             credential,
             activity: Arc::new(Activity {
                 last_seen: Mutex::new(Instant::now()),

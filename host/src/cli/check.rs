@@ -9,10 +9,36 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use clap::Args;
 
-use crate::manifest::{EnvValue, Manifest};
-use crate::plugins::bindings::tools;
-use crate::plugins::{Limits, Plugin, PluginRuntime};
+use wasm_mcp::config::Settings;
+use wasm_mcp::contract::bindings::tools;
+use wasm_mcp::limits::Limits;
+use wasm_mcp::manifest::{EnvValue, Manifest};
+use wasm_mcp::plugin::Plugin;
+use wasm_mcp::runtime::{PluginRuntime, plugin_name};
+
+#[derive(Args)]
+pub struct CheckArgs {
+    /// The plugin component (`NAME.wasm`; its manifest `NAME.toml` is read from beside it).
+    plugin: PathBuf,
+}
+
+/// `check`: the report on stdout; exits 1 with the reason on stderr when the plugin does not load.
+pub async fn run(args: CheckArgs) -> Result<()> {
+    let failure = match Inspection::run(&args.plugin).await {
+        Ok(inspection) => {
+            print!("{}", inspection.render());
+            inspection.failure()
+        }
+        Err(e) => Some(format!("{e:#}")),
+    };
+    if let Some(why) = failure {
+        eprintln!("wasm-mcp check: {} does not load: {why}", args.plugin.display());
+        std::process::exit(1);
+    }
+    Ok(())
+}
 
 /// What `check` found out about one plugin file.
 pub struct Inspection {
@@ -31,7 +57,7 @@ impl Inspection {
         if !path.is_file() {
             bail!("{} does not exist or is not a file", path.display());
         }
-        let runtime = PluginRuntime::new(Limits::default(), 8, 8, None)?;
+        let runtime = PluginRuntime::new(&Settings::default(), None)?;
         let manifest = Manifest::for_plugin(path).map_err(|e| format!("{e:#}"));
         let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
         let imports = component_imports(&bytes);
@@ -118,7 +144,7 @@ impl Inspection {
     /// The human-readable report.
     pub fn render(&self) -> String {
         let mut out = String::new();
-        let name = crate::plugins::plugin_name(&self.path);
+        let name = plugin_name(&self.path);
         let _ = writeln!(out, "Plugin {name}");
         let _ = writeln!(out, "  file      {}", self.path.display());
         match &self.manifest {
@@ -300,10 +326,7 @@ fn render_grants(out: &mut String, manifest: &Manifest, limits: Option<&Limits>)
 fn describe_limits(limits: &Limits) -> String {
     format!(
         "fuel {}, timeout {} s, memory {} MiB, output {} KiB",
-        limits.fuel,
-        limits.deadline.as_secs_f64(),
-        limits.memory_bytes >> 20,
-        limits.max_output_bytes >> 10
+        limits.fuel, limits.timeout_secs, limits.memory_mib, limits.max_output_kib
     )
 }
 

@@ -1,13 +1,14 @@
-//! The `serve` flags of the Streamable HTTP transport, and the settings they
-//! make. Part of the binary only.
+//! The `serve` flags of the Streamable HTTP transport: where it listens and
+//! whom it lets in (its bounds are the `[http]` settings), and the transport
+//! settings they make.
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
+use wasm_mcp::settings::{HttpSettings, HttpValues};
 use wasm_mcp::transport::http::HttpConfig;
 
 /// The environment variable that may hold the bearer token.
@@ -24,18 +25,8 @@ pub struct HttpArgs {
     /// Require `Authorization: Bearer TOKEN`, TOKEN being a line of this file (each line is its own credential); or set WASM_MCP_AUTH_TOKEN.
     #[arg(long, value_name = "PATH", requires = "http")]
     auth_token_file: Option<PathBuf>,
-    /// Seconds after which a session with no open stream and no request ends.
-    #[arg(long, value_name = "SECS", default_value_t = 1800.0, requires = "http")]
-    session_idle_timeout: f64,
-    /// Sessions open at once; more initialize requests get 503.
-    #[arg(long, default_value_t = 10_000, requires = "http")]
-    max_sessions: usize,
-    /// Close a request's SSE stream that has not ended after MS milliseconds; the client resumes it with Last-Event-ID [default: never].
-    #[arg(long, value_name = "MS", requires = "http")]
-    sse_poll_after: Option<u64>,
-    /// Milliseconds a client should wait before reconnecting a closed SSE stream (the `retry` field).
-    #[arg(long, value_name = "MS", default_value_t = 1000, requires = "http")]
-    sse_retry: u64,
+    #[command(flatten)]
+    pub settings: HttpSettings,
 }
 
 /// `PORT`, `IP:PORT` or `HOST:PORT`.
@@ -94,22 +85,17 @@ fn load_tokens(file: Option<&PathBuf>) -> Result<Vec<String>> {
 }
 
 impl HttpArgs {
-    /// The transport settings, or `None` to serve over stdio.
-    pub fn config(&self) -> Result<Option<HttpConfig>> {
+    /// The transport settings with the resolved `[http]` settings, or `None`
+    /// to serve over stdio.
+    pub fn config(&self, settings: &HttpValues) -> Result<Option<HttpConfig>> {
         let Some(addr) = &self.http else {
             return Ok(None);
         };
-        if !(self.session_idle_timeout.is_finite() && self.session_idle_timeout > 0.0) {
-            bail!("--session-idle-timeout must be a positive number of seconds");
-        }
         Ok(Some(HttpConfig {
             addr: parse_addr(addr)?,
             allowed_origins: self.allow_origin.clone(),
             auth_tokens: load_tokens(self.auth_token_file.as_ref())?,
-            session_idle_timeout: Duration::from_secs_f64(self.session_idle_timeout),
-            max_sessions: self.max_sessions,
-            sse_poll_after: self.sse_poll_after.map(Duration::from_millis),
-            sse_retry: Duration::from_millis(self.sse_retry),
+            settings: settings.clone(),
         }))
     }
 }

@@ -1,56 +1,18 @@
-//! The host imports a plugin calls while serving a request, and the state of
-//! the store a call runs in.
-
-use std::sync::Arc;
+//! The host imports a plugin calls while serving a request (`wasm-mcp:plugin/host`):
+//! logging, progress, cancellation, and the requests to the client (sampling,
+//! elicitation, roots), all acting on the call's [`CallScope`].
 
 use serde_json::{Value, json};
-use wasmtime::component::ResourceTable;
-use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
-use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use super::bindings::host::{
+use super::scope::ClientRequestError;
+use super::state::CallState;
+use crate::contract::bindings::host::{
     self, ClientError, ElicitResult, Elicitation, LogLevel as WitLogLevel, Root, RpcError, SamplingRequest,
     SamplingResult,
 };
-use super::bindings::types;
-use super::limits::MemoryMeter;
-use super::scope::{CallScope, ClientRequestError};
-use super::wire;
+use crate::contract::bindings::types;
+use crate::contract::wire;
 use crate::protocol::LogLevel;
-
-/// Everything one plugin call owns; dropped with its store when the call ends.
-pub struct CallState {
-    pub wasi: WasiCtx,
-    pub table: ResourceTable,
-    pub memory: MemoryMeter,
-    pub scope: Arc<CallScope>,
-    /// The plugin's name: the logger of its messages.
-    pub plugin: Arc<str>,
-    /// The plugin's network grants (the name lookups it may make).
-    pub network: Arc<crate::sandbox::NetworkPolicy>,
-    /// `wasi:http` state; its hooks hold outgoing requests to the network grants.
-    pub http: WasiHttpCtx,
-    pub http_gate: crate::sandbox::http::HttpGate,
-}
-
-impl WasiHttpView for CallState {
-    fn http(&mut self) -> WasiHttpCtxView<'_> {
-        WasiHttpCtxView {
-            ctx: &mut self.http,
-            table: &mut self.table,
-            hooks: &mut self.http_gate,
-        }
-    }
-}
-
-impl WasiView for CallState {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
-    }
-}
 
 fn log_level(level: WitLogLevel) -> LogLevel {
     match level {

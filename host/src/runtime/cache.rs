@@ -6,7 +6,8 @@
 //! seal, the SHA-256 of the component's hash and the compiled code together,
 //! checked before it is loaded: a truncated, corrupt or misfiled entry (code
 //! compiled from another component) is detected, removed and rebuilt, never
-//! loaded blindly. The directory is private to the user (0700, files 0600).
+//! loaded blindly. Entries are private to the user (files 0600; the command
+//! line creates the directory 0700).
 //!
 //! An entry is written to a temporary file named after the writing process,
 //! synced, then renamed into place, so a reader sees a whole entry or none;
@@ -52,35 +53,6 @@ impl Hasher for ShaHasher {
     fn finish(&self) -> u64 {
         unreachable!("only the digest is read")
     }
-}
-
-/// The cache directory to use: `configured`, else `$XDG_CACHE_HOME/wasm-mcp`
-/// or `~/.cache/wasm-mcp`; none when `disabled`. It is created if needed,
-/// readable and writable by this user only: compiled code in it is loaded as
-/// native code.
-pub fn directory(configured: Option<PathBuf>, disabled: bool) -> Result<Option<PathBuf>> {
-    if disabled {
-        return Ok(None);
-    }
-    let Some(dir) = configured.or_else(default_directory) else {
-        return Ok(None);
-    };
-    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)
-        .with_context(|| format!("cannot create the cache directory {}", dir.display()))?;
-    fs::set_permissions(&dir, fs::Permissions::from_mode(0o700))
-        .with_context(|| format!("cannot restrict the cache directory {}", dir.display()))?;
-    Ok(Some(dir))
-}
-
-fn default_directory() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))?;
-    Some(base.join("wasm-mcp"))
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -2,7 +2,7 @@
 //!
 //! The engine is configured once, at start, for everything later features need:
 //! async calls, fuel metering (which also makes a running plugin yield to
-//! tokio, see `instances::FUEL_YIELD_INTERVAL`) and the pooling allocator (a
+//! tokio, see `crate::call::FUEL_YIELD_INTERVAL`) and the pooling allocator (a
 //! fresh instance per call is cheap).
 
 use anyhow::Result;

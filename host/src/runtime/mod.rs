@@ -1,15 +1,10 @@
-//! Plugins: the wasmtime engine, loading components from the plugins directory,
-//! and running calls into them under limits with request-scoped host imports.
+//! The process's plugin runtime: the one wasmtime engine, the linker with
+//! every host import, the compiled-code cache, and the slots every plugin's
+//! calls share (calls running at once, instances made ahead). It loads plugin
+//! files into [`Plugin`] versions.
 
-pub mod bindings;
 pub mod cache;
-pub mod engine;
-pub mod host_api;
-mod instances;
-pub mod limits;
-pub mod plugin;
-pub mod scope;
-pub mod wire;
+mod engine;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -18,18 +13,16 @@ use anyhow::{Context, Result, bail};
 use tokio::sync::Semaphore;
 use wasmtime::component::{HasSelf, Linker};
 
+use crate::call::CallState;
+use crate::config::Settings;
+use crate::contract::bindings;
+use crate::limits::Limits;
 use crate::manifest::Manifest;
+use crate::plugin::{Plugin, PluginSettings};
 use crate::sandbox::Grants;
+use crate::settings::MAX_MEMORY_MIB;
 use cache::CompileCache;
-
 use engine::{EngineSettings, plugin_engine};
-pub use host_api::CallState;
-pub use limits::Limits;
-pub use plugin::{CallError, Plugin, PluginSettings};
-pub use scope::{CallScope, ClientLink, ClientRequestError};
-
-/// The most linear memory a manifest may grant one call, in MiB.
-pub const MAX_MEMORY_MIB: usize = 4096;
 
 /// Instances made ahead of a call (at most one per plugin) that the host
 /// keeps at once; plugins beyond that make theirs when called.
@@ -39,16 +32,18 @@ const SPARE_INSTANCES: u32 = 32;
 pub struct PluginRuntime {
     linker: Linker<CallState>,
     pub cache: CompileCache,
+    /// Every plugin's limits unless its manifest sets its own.
     limits: Limits,
-    max_calls_per_plugin: u32,
-    all_calls: Arc<Semaphore>,
-    spare_instances: Arc<Semaphore>,
+    /// Calls running at once across every plugin.
+    host_calls: Arc<Semaphore>,
+    spare_slots: Arc<Semaphore>,
 }
 
 impl PluginRuntime {
-    /// `max_calls` bounds the calls running at once across every plugin,
-    /// `max_calls_per_plugin` those of each plugin (a manifest may lower or raise it).
-    pub fn new(limits: Limits, max_calls: u32, max_calls_per_plugin: u32, cache_dir: Option<PathBuf>) -> Result<Self> {
+    /// A runtime with `settings`' limits and concurrency, caching compiled
+    /// plugins in `cache_dir` (none: compile on every load).
+    pub fn new(settings: &Settings, cache_dir: Option<PathBuf>) -> Result<Self> {
+        let max_calls = settings.server.max_concurrent_calls;
         let engine = plugin_engine(&EngineSettings {
             // Listing a plugin while it loads takes instances too.
             max_instances: max_calls + 8 + SPARE_INSTANCES,
@@ -61,14 +56,13 @@ impl PluginRuntime {
         crate::sandbox::dns::add_to_linker(&mut linker)?;
         // Outgoing HTTP, held to the same network grants (see `sandbox::http`).
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
-        bindings::Plugin::add_to_linker::<_, HasSelf<CallState>>(&mut linker, |state| state)?;
+        bindings::World::add_to_linker::<_, HasSelf<CallState>>(&mut linker, |state| state)?;
         Ok(Self {
             linker,
             cache,
-            limits,
-            max_calls_per_plugin,
-            all_calls: Arc::new(Semaphore::new(max_calls as usize)),
-            spare_instances: Arc::new(Semaphore::new(SPARE_INSTANCES as usize)),
+            limits: settings.limits.clone(),
+            host_calls: Arc::new(Semaphore::new(max_calls as usize)),
+            spare_slots: Arc::new(Semaphore::new(SPARE_INSTANCES as usize)),
         })
     }
 
@@ -91,18 +85,15 @@ impl PluginRuntime {
             );
         }
         let component = self.cache.component(self.linker.engine(), path, bytes).await?;
+        let name = plugin_name(path);
         let settings = PluginSettings {
-            grants: Grants::from_manifest(&plugin_name(path), &manifest)?,
+            grants: Grants::from_manifest(&name, &manifest)?,
             limits: manifest.plugin_limits(&self.limits)?,
-            max_concurrent_calls: manifest
-                .limits
-                .max_concurrent_calls
-                .unwrap_or(self.max_calls_per_plugin),
-            all_calls: self.all_calls.clone(),
-            spare_instances: self.spare_instances.clone(),
+            host_calls: self.host_calls.clone(),
+            spare_slots: self.spare_slots.clone(),
             manifest,
         };
-        Plugin::load(&self.linker, &plugin_name(path), path, component, settings).await
+        Plugin::load(&self.linker, &name, path, component, settings).await
     }
 }
 
@@ -111,26 +102,9 @@ fn is_component(bytes: &[u8]) -> bool {
     bytes.len() >= 8 && bytes[..4] == *b"\0asm" && bytes[6..8] == [1, 0]
 }
 
-/// The plugin's name: its file name without `.wasm`.
+/// A plugin's name: its file name without `.wasm`.
 pub fn plugin_name(path: &Path) -> String {
     path.file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default()
-}
-
-/// The `.wasm` files directly inside `dir`, sorted by name.
-pub fn wasm_files(dir: &Path) -> Vec<PathBuf> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) => {
-            tracing::error!(dir = %dir.display(), "cannot read the plugins directory: {e}");
-            return Vec::new();
-        }
-    };
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|path| path.extension().is_some_and(|ext| ext == "wasm") && path.is_file())
-        .collect();
-    files.sort();
-    files
 }

@@ -1,5 +1,5 @@
-//! What every session shares: the loaded plugins and the catalog built from
-//! them, the settings, and the live sessions (for notifications to all).
+//! What every session shares: the catalog of the loaded plugins, the
+//! settings, and the live sessions (for notifications to all).
 //!
 //! The catalog is immutable and swapped whole: a call that started on one
 //! version of a plugin finishes on it, and calls arriving after the swap see
@@ -15,56 +15,17 @@ use tokio::sync::watch;
 
 use super::Session;
 use crate::catalog::Catalog;
-use crate::plugins::Plugin;
 use crate::protocol::LogLevel;
-use crate::tasks::TaskSettings;
+use crate::settings::ServerValues;
 
-/// Settings of the protocol layer.
-#[derive(Debug, Clone)]
-pub struct ServerConfig {
-    /// Items per page of tools/list, resources/list, templates and prompts/list.
-    pub page_size: usize,
-    /// How long a plugin waits for the client to answer sampling, elicitation or roots.
-    pub client_request_timeout: Duration,
-    /// How long list requests wait for the plugins present at start to load;
-    /// plugins that take longer appear later through list_changed.
-    pub startup_wait: Duration,
-    /// Retention and polling of each session's tasks.
-    pub tasks: TaskSettings,
-    /// How often an idle client is pinged to check it still answers; `None` never.
-    pub ping_interval: Option<Duration>,
-    /// Largest client message (a stdio line, an HTTP request body), in bytes.
-    pub max_message_bytes: usize,
-    /// Requests one session may have in flight at once; more are refused.
-    pub max_pending_requests: usize,
-    /// Log messages one plugin may send one session per second; the excess is dropped and counted.
-    pub max_log_rate: u32,
-    /// Resource subscriptions one session may hold; more are refused.
-    pub max_subscriptions: usize,
-    /// How long running calls may take to finish when the server shuts down.
-    pub shutdown_grace: Duration,
-}
+/// How long list requests wait for the plugins present at start to load;
+/// plugins that take longer appear later through list_changed.
+const STARTUP_WAIT: Duration = Duration::from_secs(30);
 
-impl Default for ServerConfig {
-    fn default() -> Self {
-        Self {
-            page_size: 50,
-            client_request_timeout: Duration::from_secs(300),
-            startup_wait: Duration::from_secs(30),
-            tasks: TaskSettings::default(),
-            ping_interval: None,
-            max_message_bytes: 4 << 20,
-            max_pending_requests: 256,
-            max_log_rate: 100,
-            max_subscriptions: 1000,
-            shutdown_grace: Duration::from_secs(10),
-        }
-    }
-}
-
-pub struct Server {
-    pub config: ServerConfig,
-    plugins: Mutex<BTreeMap<String, Arc<Plugin>>>,
+/// The sessions' common ground: the catalog they serve, the server settings,
+/// and every live session.
+pub struct Hub {
+    pub config: ServerValues,
     catalog: RwLock<Arc<Catalog>>,
     started: watch::Sender<bool>,
     /// A list was served before the start finished (the wait ran out), so the
@@ -73,11 +34,10 @@ pub struct Server {
     sessions: Mutex<Vec<Weak<Session>>>,
 }
 
-impl Server {
-    pub fn new(config: ServerConfig) -> Arc<Self> {
+impl Hub {
+    pub fn new(config: ServerValues) -> Arc<Self> {
         Arc::new(Self {
             config,
-            plugins: Mutex::new(BTreeMap::new()),
             catalog: RwLock::new(Arc::new(Catalog::default())),
             started: watch::Sender::new(false),
             served_before_start: AtomicBool::new(false),
@@ -106,31 +66,21 @@ impl Server {
             return self.catalog();
         }
         let mut started = self.started.subscribe();
-        let waited = tokio::time::timeout(self.config.startup_wait, started.wait_for(|done| *done)).await;
+        let waited = tokio::time::timeout(STARTUP_WAIT, started.wait_for(|done| *done)).await;
         if waited.is_err() {
             self.served_before_start.store(true, Ordering::Relaxed);
         }
         self.catalog()
     }
 
-    /// Installs a new version of plugin `name`, or removes it (`None`), and
-    /// tells every session what changed.
-    pub fn set_plugin(&self, name: &str, plugin: Option<Arc<Plugin>>) {
-        let mut plugins = self.plugins.lock().unwrap();
-        let replaced = match plugin {
-            Some(plugin) => plugins.insert(name.to_owned(), plugin).is_some(),
-            None => {
-                if plugins.remove(name).is_none() {
-                    return;
-                }
-                false
-            }
-        };
-        let catalog = Arc::new(Catalog::build(plugins.values().cloned().collect()));
+    /// Serves `catalog` from now on, and tells every session what changed;
+    /// `replaced_plugin` names the plugin whose new version it holds, if any
+    /// (its subscribed resources are announced as updated).
+    pub fn publish(&self, catalog: Catalog, replaced_plugin: Option<&str>) {
+        let catalog = Arc::new(catalog);
         let previous = std::mem::replace(&mut *self.catalog.write().unwrap(), catalog.clone());
-        drop(plugins);
         if *self.started.borrow() {
-            self.announce_changes(&previous, &catalog, replaced.then_some(name));
+            self.announce_changes(&previous, &catalog, replaced_plugin);
         }
     }
 

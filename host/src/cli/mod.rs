@@ -1,0 +1,90 @@
+//! The `wasm-mcp` command line: `serve`, `check`, `call` and `new`, and what
+//! they share (logging to stderr, the compiled-code cache directory).
+
+mod call;
+mod check;
+mod http_args;
+mod new;
+mod serve;
+
+use std::fs;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use tracing_subscriber::EnvFilter;
+
+#[derive(Parser)]
+#[command(
+    name = "wasm-mcp",
+    version,
+    about = "An MCP server whose tools, resources and prompts are sandboxed WebAssembly components"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once; boxing buys nothing
+enum Command {
+    /// Serve the plugins in a directory over stdio (or Streamable HTTP with --http).
+    Serve(serve::ServeArgs),
+    /// Show what a plugin exports and imports, what its manifest grants, and warnings.
+    #[command(alias = "inspect")]
+    Check(check::CheckArgs),
+    /// Call one tool of one plugin (or read a resource, get a prompt) and print the result as JSON.
+    Call(call::CallArgs),
+    /// Create a ready-to-build plugin project (Rust, Python or JavaScript) in PARENT/NAME.
+    New(new::NewArgs),
+}
+
+/// Runs the command the arguments name.
+pub fn run() -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(EnvFilter::try_from_env("WASM_MCP_LOG").unwrap_or_else(|_| EnvFilter::new("info")))
+        .init();
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let result = match cli.command {
+        Command::Serve(args) => runtime.block_on(serve::run(args)),
+        Command::Check(args) => runtime.block_on(check::run(args)),
+        Command::Call(args) => std::process::exit(runtime.block_on(call::run(args))),
+        Command::New(args) => new::run(&args),
+    };
+    // A read of stdin may still be blocked in a worker thread (after a
+    // signal): do not wait for it.
+    runtime.shutdown_background();
+    result
+}
+
+/// The directory of compiled plugins: `configured`, else
+/// `$XDG_CACHE_HOME/wasm-mcp` or `~/.cache/wasm-mcp`; none when `disabled`.
+/// It is created if needed, readable and writable by this user only:
+/// compiled code in it is loaded as native code.
+fn cache_directory(configured: Option<PathBuf>, disabled: bool) -> Result<Option<PathBuf>> {
+    if disabled {
+        return Ok(None);
+    }
+    let Some(dir) = configured.or_else(default_cache_directory) else {
+        return Ok(None);
+    };
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .with_context(|| format!("cannot create the cache directory {}", dir.display()))?;
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o700))
+        .with_context(|| format!("cannot restrict the cache directory {}", dir.display()))?;
+    Ok(Some(dir))
+}
+
+fn default_cache_directory() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))?;
+    Some(base.join("wasm-mcp"))
+}

@@ -1,0 +1,71 @@
+//! `wasm-mcp serve`: the plugins of a directory, served over stdio or
+//! Streamable HTTP, reloaded as the directory changes.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Result, bail};
+use clap::Args;
+
+use super::http_args::HttpArgs;
+use wasm_mcp::config::{ConfigFile, Settings};
+use wasm_mcp::reload::Reloader;
+use wasm_mcp::runtime::PluginRuntime;
+use wasm_mcp::session::Hub;
+use wasm_mcp::settings::{LimitSettings, ServerSettings};
+use wasm_mcp::transport;
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Directory of plugin components (`NAME.wasm`, with an optional `NAME.toml` manifest).
+    #[arg(long, default_value = "plugins", env = "WASM_MCP_PLUGINS")]
+    plugins: PathBuf,
+    #[command(flatten)]
+    http: HttpArgs,
+    /// A TOML file of host-wide settings ([limits], [server] and [http]); flags override it.
+    #[arg(long, value_name = "FILE", env = "WASM_MCP_CONFIG")]
+    config: Option<PathBuf>,
+    #[command(flatten)]
+    limits: LimitSettings,
+    #[command(flatten)]
+    server: ServerSettings,
+    /// Compile plugins on every start instead of caching compiled code.
+    #[arg(long, conflicts_with = "cache_dir")]
+    no_cache: bool,
+    /// Do not watch the plugins directory (for fixed deployments).
+    #[arg(long)]
+    no_watch: bool,
+}
+
+pub async fn run(args: ServeArgs) -> Result<()> {
+    let flags = ConfigFile {
+        limits: args.limits.clone(),
+        server: args.server.clone(),
+        http: args.http.settings.clone(),
+        path: None,
+    };
+    let settings = Settings::load(args.config.as_deref(), &flags)?;
+    let http = args.http.config(&settings.http)?;
+    let cache_dir = super::cache_directory(settings.server.cache_dir.clone(), args.no_cache)?;
+    if !args.plugins.is_dir() {
+        bail!(
+            "the plugins directory {} does not exist; create it or pass --plugins DIR",
+            args.plugins.display()
+        );
+    }
+    let runtime = Arc::new(PluginRuntime::new(&settings, cache_dir)?);
+    let hub = Hub::new(settings.server);
+    let reloader = Reloader::new(hub.clone(), runtime, args.plugins);
+    if !args.no_watch {
+        reloader.watch()?;
+    }
+    tokio::spawn(reloader.clone().load_all());
+    let served = match http {
+        Some(config) => transport::http::serve(hub, config).await,
+        None => transport::stdio::serve(hub).await,
+    };
+    // The reloader (and the runtime it holds: the engine and the linker the
+    // plugins run on) lives until the end of the serve.
+    drop(reloader);
+    served
+}

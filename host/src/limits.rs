@@ -1,0 +1,81 @@
+//! The bounds one plugin call runs under, in the units the engine counts, and
+//! how hitting one is reported.
+//!
+//! The values are the `[limits]` settings ([`Limits`], declared in
+//! [`crate::settings`]): fuel counts instructions, the deadline counts
+//! wall-clock time spent running (time spent waiting on the client is not
+//! charged), the memory cap bounds each linear memory, and the output limit
+//! bounds the serialized result. Hitting any of them ends that call only.
+//! [`crate::call`] enforces them.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::settings;
+pub use crate::settings::Limits;
+
+impl Limits {
+    /// Wall-clock time a call may run.
+    pub fn deadline(&self) -> Duration {
+        Duration::from_secs_f64(self.timeout_secs)
+    }
+
+    /// Bytes one linear memory may grow to.
+    pub fn memory_bytes(&self) -> usize {
+        self.memory_mib << 20
+    }
+
+    /// Bytes of serialized output a call may return.
+    pub fn max_output_bytes(&self) -> usize {
+        self.max_output_kib << 10
+    }
+}
+
+/// A limit that stopped a call; its Display text names the limit and its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LimitHit {
+    Fuel(u64),
+    Deadline(Duration),
+    Memory(usize),
+    Output(usize),
+}
+
+impl fmt::Display for LimitHit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LimitHit::Fuel(fuel) => write!(f, "stopped after using its fuel limit of {fuel} instructions"),
+            LimitHit::Deadline(d) => {
+                write!(f, "stopped after {} wall-clock limit", human_duration(*d))
+            }
+            LimitHit::Memory(bytes) => {
+                write!(f, "stopped at its memory limit of {}", human_bytes(*bytes))
+            }
+            LimitHit::Output(bytes) => {
+                write!(
+                    f,
+                    "output exceeded the limit of {} (raise it with {})",
+                    human_bytes(*bytes),
+                    settings::limits::max_output_kib.hint()
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for LimitHit {}
+
+fn human_duration(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
+    }
+}
+
+fn human_bytes(bytes: usize) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes} bytes")
+    }
+}

@@ -1,0 +1,304 @@
+//! One loaded version of a plugin: its compiled component checked against the
+//! contract, what it exports and lists, the limits and grants its manifest
+//! gives it, and how a call into it runs (its turn, a fresh instance under
+//! its limits, the outcome).
+
+mod instances;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Result, bail};
+use tokio::sync::Semaphore;
+use wasmtime::component::{Component, Linker};
+
+use crate::call::{Call, CallError, CallScope, CallState, Turn};
+use crate::contract::bindings::{completion, prompts, resources, tools, types};
+use crate::limits::Limits;
+use crate::manifest::Manifest;
+use crate::sandbox::Grants;
+use instances::Instances;
+
+/// Which interfaces of the contract a component exports, found by looking at it.
+struct Exports {
+    tools: Option<tools::GuestIndices>,
+    resources: Option<resources::GuestIndices>,
+    prompts: Option<prompts::GuestIndices>,
+    completion: Option<completion::GuestIndices>,
+}
+
+/// What a plugin listed when it was loaded.
+#[derive(Default)]
+pub struct Listing {
+    pub tools: Vec<tools::Tool>,
+    pub resources: Vec<resources::Resource>,
+    pub templates: Vec<resources::ResourceTemplate>,
+    pub prompts: Vec<prompts::Prompt>,
+}
+
+/// How a plugin is run, from the host's defaults and its manifest.
+pub struct PluginSettings {
+    pub manifest: Manifest,
+    pub grants: Grants,
+    /// Limits of every call, over the host's defaults; their
+    /// `max_concurrent_calls` bounds this plugin's calls at once.
+    pub limits: Limits,
+    /// Calls of all plugins running at once, shared by every plugin.
+    pub host_calls: Arc<Semaphore>,
+    /// Instances made ahead of calls that the host keeps at once, shared by every plugin.
+    pub spare_slots: Arc<Semaphore>,
+}
+
+/// One loaded, validated version of a plugin.
+pub struct Plugin {
+    pub name: Arc<str>,
+    pub path: PathBuf,
+    instances: Arc<Instances>,
+    exports: Exports,
+    pub manifest: Manifest,
+    pub limits: Limits,
+    /// Limits of the tools the manifest sets its own for.
+    tool_limits: HashMap<String, Limits>,
+    /// This plugin's calls running at once.
+    plugin_calls: Arc<Semaphore>,
+    /// Every plugin's calls running at once.
+    host_calls: Arc<Semaphore>,
+    pub listing: Listing,
+}
+
+/// One call into a guest export: its turn, a fresh instance under `limits`,
+/// the export `method` called with `args` (after the store) under the guard,
+/// and the outcome.
+macro_rules! call_export {
+    ($plugin:expr, $scope:expr, $limits:expr, $indices:expr, $what:expr, $method:ident($($arg:expr),*)) => {{
+        let mut call = $plugin.start($scope, $limits).await?;
+        let result = call
+            .run($indices, async |guest, store| guest.$method(store $(, $arg)*).await)
+            .await;
+        $plugin.end(call, $what, result)
+    }};
+}
+
+impl Plugin {
+    /// Validates `component` (compiled from the file at `path`) against the
+    /// contract, then asks it what it offers.
+    pub async fn load(
+        linker: &Linker<CallState>,
+        name: &str,
+        path: &Path,
+        component: Component,
+        settings: PluginSettings,
+    ) -> Result<Arc<Plugin>> {
+        let pre = linker
+            .instantiate_pre(&component)
+            .map_err(|e| anyhow::anyhow!("{} needs imports this host does not provide: {e}", path.display()))?;
+        let exports = Exports {
+            tools: tools::GuestIndices::new(&pre).ok(),
+            resources: resources::GuestIndices::new(&pre).ok(),
+            prompts: prompts::GuestIndices::new(&pre).ok(),
+            completion: completion::GuestIndices::new(&pre).ok(),
+        };
+        if exports.tools.is_none() && exports.resources.is_none() && exports.prompts.is_none() {
+            bail!(
+                "{} exports none of wasm-mcp:plugin/tools, resources or prompts (version 0.1.0); build it against wit/plugin.wit",
+                path.display()
+            );
+        }
+        let tool_limits = settings
+            .manifest
+            .tools
+            .keys()
+            .map(|tool| Ok((tool.clone(), settings.manifest.tool_limits(tool, &settings.limits)?)))
+            .collect::<Result<HashMap<_, _>>>()?;
+        let name: Arc<str> = name.into();
+        let instances = Instances::new(
+            pre,
+            settings.grants,
+            name.clone(),
+            settings.limits.clone(),
+            settings.spare_slots,
+        );
+        let mut plugin = Plugin {
+            name,
+            path: path.to_owned(),
+            instances: Arc::new(instances),
+            exports,
+            manifest: settings.manifest,
+            plugin_calls: Arc::new(Semaphore::new(settings.limits.max_concurrent_calls as usize)),
+            limits: settings.limits,
+            tool_limits,
+            host_calls: settings.host_calls,
+            listing: Listing::default(),
+        };
+        plugin.listing = plugin
+            .list()
+            .await
+            .map_err(|e| anyhow::anyhow!("{}: listing failed: {e}", path.display()))?;
+        for tool in plugin.manifest.tools.keys() {
+            if !plugin.listing.tools.iter().any(|t| &t.name == tool) {
+                tracing::warn!(
+                    plugin = &*plugin.name,
+                    tool,
+                    "the manifest has settings for a tool the plugin does not list"
+                );
+            }
+        }
+        Ok(Arc::new(plugin))
+    }
+
+    /// Calls every list function the plugin exports, with no client attached.
+    async fn list(&self) -> Result<Listing, CallError> {
+        let scope = || Arc::new(CallScope::detached());
+        let mut listing = Listing::default();
+        if let Some(indices) = &self.exports.tools {
+            listing.tools = call_export!(self, scope(), &self.limits, indices, "tools/list", call_list_tools())?;
+        }
+        if let Some(indices) = &self.exports.resources {
+            listing.resources = call_export!(
+                self,
+                scope(),
+                &self.limits,
+                indices,
+                "resources/list",
+                call_list_resources()
+            )?;
+            listing.templates = call_export!(
+                self,
+                scope(),
+                &self.limits,
+                indices,
+                "resources/templates/list",
+                call_list_resource_templates()
+            )?;
+        }
+        if let Some(indices) = &self.exports.prompts {
+            listing.prompts = call_export!(
+                self,
+                scope(),
+                &self.limits,
+                indices,
+                "prompts/list",
+                call_list_prompts()
+            )?;
+        }
+        Ok(listing)
+    }
+
+    /// Whether `tool` may or must run as a task: the manifest's word, else the plugin's.
+    pub fn task_support(&self, tool: &tools::Tool) -> tools::TaskSupport {
+        use crate::manifest::TaskSupportSetting as Setting;
+        match self.manifest.tools.get(&tool.name).and_then(|t| t.task_support) {
+            Some(Setting::Forbidden) => tools::TaskSupport::Forbidden,
+            Some(Setting::Optional) => tools::TaskSupport::Optional,
+            Some(Setting::Required) => tools::TaskSupport::Required,
+            None => tool.task_support,
+        }
+    }
+
+    /// The limits calls to `tool` run under.
+    pub fn tool_limits(&self, tool: &str) -> &Limits {
+        self.tool_limits.get(tool).unwrap_or(&self.limits)
+    }
+
+    pub fn has_completion(&self) -> bool {
+        self.exports.completion.is_some()
+    }
+
+    // The generated binding takes `&String`; asking for it avoids a copy per call.
+    #[allow(clippy::ptr_arg)]
+    pub async fn call_tool(
+        &self,
+        scope: Arc<CallScope>,
+        name: &String,
+        arguments: &String,
+    ) -> Result<tools::CallToolResult, CallError> {
+        let indices = self.exports.tools.as_ref().ok_or(CallError::Unsupported("tools"))?;
+        call_export!(
+            self,
+            scope,
+            self.tool_limits(name),
+            indices,
+            "tools/call",
+            call_call_tool(name, arguments)
+        )?
+        .map_err(CallError::Refused)
+    }
+
+    pub async fn read_resource(
+        &self,
+        scope: Arc<CallScope>,
+        uri: &str,
+    ) -> Result<Vec<types::ResourceContents>, CallError> {
+        let indices = self
+            .exports
+            .resources
+            .as_ref()
+            .ok_or(CallError::Unsupported("resources"))?;
+        call_export!(
+            self,
+            scope,
+            &self.limits,
+            indices,
+            "resources/read",
+            call_read_resource(uri)
+        )?
+        .map_err(CallError::Refused)
+    }
+
+    pub async fn get_prompt(
+        &self,
+        scope: Arc<CallScope>,
+        name: &str,
+        arguments: &[(String, String)],
+    ) -> Result<prompts::GetPromptResult, CallError> {
+        let indices = self.exports.prompts.as_ref().ok_or(CallError::Unsupported("prompts"))?;
+        call_export!(
+            self,
+            scope,
+            &self.limits,
+            indices,
+            "prompts/get",
+            call_get_prompt(name, arguments)
+        )?
+        .map_err(CallError::Refused)
+    }
+
+    pub async fn complete(
+        &self,
+        scope: Arc<CallScope>,
+        request: &completion::CompletionRequest,
+    ) -> Result<completion::Completions, CallError> {
+        let indices = self
+            .exports
+            .completion
+            .as_ref()
+            .ok_or(CallError::Unsupported("completion"))?;
+        call_export!(
+            self,
+            scope,
+            &self.limits,
+            indices,
+            "completion/complete",
+            call_complete(request)
+        )?
+        .map_err(CallError::Refused)
+    }
+
+    /// Waits for a turn (this plugin's and the host's concurrency limits),
+    /// then takes a fresh instance with `limits` armed.
+    async fn start(&self, scope: Arc<CallScope>, limits: &Limits) -> Result<Call, CallError> {
+        let turn = Turn::take(&scope, &self.plugin_calls, &self.host_calls).await?;
+        let mut call = self.instances.take(scope, limits).await?;
+        call.hold(turn);
+        Ok(call)
+    }
+
+    /// Ends a call with its outcome; the instance (and the call's turn) is
+    /// let go of off the caller's path.
+    fn end<T>(&self, call: Call, what: &str, result: wasmtime::Result<T>) -> Result<T, CallError> {
+        let outcome = call.finish(what, result);
+        self.instances.retire(call);
+        outcome
+    }
+}

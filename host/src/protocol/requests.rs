@@ -1,0 +1,280 @@
+//! What a client asks, as types: every request method this server knows, with
+//! the params the host reads, parsed once. An unknown method or malformed
+//! params are an error here, before anything runs; a new method is a new
+//! variant, which every `match` on [`Request`] must then handle.
+
+use serde_json::{Map, Value};
+
+use super::{LogLevel, RpcError};
+
+/// The lists a client pages through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListKind {
+    Tools,
+    Prompts,
+    Resources,
+    Templates,
+    Tasks,
+}
+
+/// A request, by method.
+#[derive(Debug)]
+pub enum Request {
+    /// `initialize`: opens the session.
+    Initialize {
+        protocol_version: String,
+        capabilities: Value,
+        client_name: Option<String>,
+    },
+    Ping,
+    /// `logging/setLevel`.
+    SetLogLevel(LogLevel),
+    /// `resources/subscribe`.
+    Subscribe {
+        uri: String,
+    },
+    /// `resources/unsubscribe`.
+    Unsubscribe {
+        uri: String,
+    },
+    /// `tools/list`, `prompts/list`, `resources/list`, `resources/templates/list` and `tasks/list`.
+    List {
+        kind: ListKind,
+        cursor: Option<String>,
+    },
+    /// `tools/call`.
+    CallTool(CallTool),
+    /// `resources/read`.
+    ReadResource {
+        uri: String,
+    },
+    /// `prompts/get`.
+    GetPrompt {
+        name: String,
+        arguments: Vec<(String, String)>,
+    },
+    /// `completion/complete`.
+    Complete(Complete),
+    /// `tasks/get`.
+    GetTask {
+        task_id: String,
+    },
+    /// `tasks/result`.
+    TaskResult {
+        task_id: String,
+    },
+    /// `tasks/cancel`.
+    CancelTask {
+        task_id: String,
+    },
+}
+
+/// The params of `tools/call`.
+#[derive(Debug)]
+pub struct CallTool {
+    pub name: String,
+    /// The arguments object (`{}` when none were sent).
+    pub arguments: Value,
+    /// Present when the client asks for a task: the ttl it asks for, in ms.
+    pub task: Option<TaskRequest>,
+}
+
+/// The `task` of a task-augmented request.
+#[derive(Debug)]
+pub struct TaskRequest {
+    pub ttl_ms: Option<u64>,
+}
+
+/// What `completion/complete` completes.
+#[derive(Debug)]
+pub enum CompletionRef {
+    Prompt(String),
+    ResourceTemplate(String),
+}
+
+/// The params of `completion/complete`.
+#[derive(Debug)]
+pub struct Complete {
+    pub reference: CompletionRef,
+    pub argument_name: String,
+    pub argument_value: String,
+    pub context_arguments: Vec<(String, String)>,
+}
+
+/// `params[key]` as a string, or the error naming the method and the key.
+pub fn str_param<'a>(params: &'a Value, key: &str, method: &str) -> Result<&'a str, RpcError> {
+    params
+        .get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| RpcError::invalid_params(format!("{method} needs a string \"{key}\" in params")))
+}
+
+fn string_param(params: &Value, key: &str, method: &str) -> Result<String, RpcError> {
+    str_param(params, key, method).map(str::to_owned)
+}
+
+/// The request's progress token, if it gave a valid one (a string or an integer).
+pub fn progress_token(params: &Value) -> Option<Value> {
+    params
+        .pointer("/_meta/progressToken")
+        .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
+        .cloned()
+}
+
+/// An object of strings (prompt arguments and the like); `what` names one in errors.
+fn string_map(value: Option<&Value>, what: &str) -> Result<Vec<(String, String)>, RpcError> {
+    match value {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Object(map)) => map
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k.clone(), s.clone())),
+                _ => Err(RpcError::invalid_params(format!("{what} \"{k}\" must be a string"))),
+            })
+            .collect(),
+        Some(_) => Err(RpcError::invalid_params(format!(
+            "{what}s must be an object of strings"
+        ))),
+    }
+}
+
+impl Request {
+    /// Parses `method` with its `params`, taking what it keeps out of them.
+    pub fn parse(method: &str, mut params: Value) -> Result<Request, RpcError> {
+        let list = |kind| -> Result<Request, RpcError> {
+            let cursor = match params.get("cursor") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(cursor)) => Some(cursor.clone()),
+                Some(_) => return Err(RpcError::invalid_params("\"cursor\" must be a string")),
+            };
+            Ok(Request::List { kind, cursor })
+        };
+        let task_id = |params: &Value| string_param(params, "taskId", method);
+        Ok(match method {
+            "initialize" => Request::Initialize {
+                protocol_version: string_param(&params, "protocolVersion", method)?,
+                client_name: params
+                    .pointer("/clientInfo/name")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                capabilities: params.get_mut("capabilities").map(Value::take).unwrap_or(Value::Null),
+            },
+            "ping" => Request::Ping,
+            "logging/setLevel" => Request::SetLogLevel(
+                params
+                    .get("level")
+                    .and_then(|l| serde_json::from_value(l.clone()).ok())
+                    .ok_or_else(|| RpcError::invalid_params("logging/setLevel needs \"level\": one of debug, info, notice, warning, error, critical, alert, emergency"))?,
+            ),
+            "resources/subscribe" => Request::Subscribe {
+                uri: string_param(&params, "uri", method)?,
+            },
+            "resources/unsubscribe" => Request::Unsubscribe {
+                uri: string_param(&params, "uri", method)?,
+            },
+            "tools/list" => list(ListKind::Tools)?,
+            "prompts/list" => list(ListKind::Prompts)?,
+            "resources/list" => list(ListKind::Resources)?,
+            "resources/templates/list" => list(ListKind::Templates)?,
+            "tasks/list" => list(ListKind::Tasks)?,
+            "tools/call" => Request::CallTool(CallTool::parse(&mut params)?),
+            "resources/read" => Request::ReadResource {
+                uri: string_param(&params, "uri", method)?,
+            },
+            "prompts/get" => Request::GetPrompt {
+                name: string_param(&params, "name", method)?,
+                arguments: string_map(params.get("arguments"), "prompt argument")?,
+            },
+            "completion/complete" => Request::Complete(Complete::parse(&params)?),
+            "tasks/get" => Request::GetTask {
+                task_id: task_id(&params)?,
+            },
+            "tasks/result" => Request::TaskResult {
+                task_id: task_id(&params)?,
+            },
+            "tasks/cancel" => Request::CancelTask {
+                task_id: task_id(&params)?,
+            },
+            other => return Err(RpcError::method_not_found(other)),
+        })
+    }
+}
+
+impl CallTool {
+    /// Takes the arguments out of `params`.
+    fn parse(params: &mut Value) -> Result<Self, RpcError> {
+        let name = string_param(params, "name", "tools/call")?;
+        let arguments = match params.get_mut("arguments").map(Value::take) {
+            None | Some(Value::Null) => Value::Object(Map::new()),
+            Some(args @ Value::Object(_)) => args,
+            Some(_) => return Err(RpcError::invalid_params("tools/call \"arguments\" must be an object")),
+        };
+        let task = match params.get("task") {
+            None => None,
+            Some(task) => Some(TaskRequest {
+                ttl_ms: match task.get("ttl") {
+                    None | Some(Value::Null) => None,
+                    Some(ttl) => Some(ttl.as_u64().ok_or_else(|| {
+                        RpcError::invalid_params("\"task.ttl\" must be a non-negative integer of milliseconds")
+                    })?),
+                },
+            }),
+        };
+        Ok(Self { name, arguments, task })
+    }
+}
+
+impl Complete {
+    fn parse(params: &Value) -> Result<Self, RpcError> {
+        let reference = params
+            .get("ref")
+            .ok_or_else(|| RpcError::invalid_params("completion/complete needs \"ref\""))?;
+        let reference = match reference.get("type").and_then(Value::as_str) {
+            Some("ref/prompt") => CompletionRef::Prompt(string_param(reference, "name", "ref/prompt")?),
+            Some("ref/resource") => CompletionRef::ResourceTemplate(string_param(reference, "uri", "ref/resource")?),
+            _ => {
+                return Err(RpcError::invalid_params(
+                    "\"ref.type\" must be \"ref/prompt\" or \"ref/resource\"",
+                ));
+            }
+        };
+        let argument = params
+            .get("argument")
+            .ok_or_else(|| RpcError::invalid_params("completion/complete needs \"argument\""))?;
+        Ok(Self {
+            reference,
+            argument_name: string_param(argument, "name", "argument")?,
+            argument_value: string_param(argument, "value", "argument")?,
+            context_arguments: string_map(params.pointer("/context/arguments"), "context argument")?,
+        })
+    }
+}
+
+/// A notification the client sent, by method.
+#[derive(Debug)]
+pub enum Notification {
+    Initialized,
+    /// `notifications/cancelled` for the request `request_id` (`None`: not a valid id).
+    Cancelled {
+        request_id: Option<super::RequestId>,
+        reason: Option<Value>,
+    },
+    /// Notifications that need no work: roots are fetched afresh on every
+    /// plugin call, and a client's progress concerns no request of ours.
+    Ignored,
+    Unknown(String),
+}
+
+impl Notification {
+    pub fn parse(method: &str, params: &Value) -> Notification {
+        match method {
+            "notifications/initialized" => Notification::Initialized,
+            "notifications/cancelled" => Notification::Cancelled {
+                request_id: params.get("requestId").and_then(super::RequestId::from_value),
+                reason: params.get("reason").cloned(),
+            },
+            "notifications/roots/list_changed" | "notifications/progress" => Notification::Ignored,
+            other => Notification::Unknown(other.to_owned()),
+        }
+    }
+}

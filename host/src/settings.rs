@@ -1,0 +1,338 @@
+//! Every setting of the host, declared once: its doc, its command-line flag,
+//! its key and section in the config file, its default and the check its
+//! values must pass. The flag parsers (clap), the config-file sections (serde),
+//! the resolved values and the hint that tells a user how to change a setting
+//! are all derived from these declarations.
+//!
+//! To add a setting, add one line to a section below; the flag, the key and
+//! the `[default: …]` of `--help` follow. Then use the resolved value where it
+//! is needed and add it to the README's tables (a test checks they list every
+//! setting).
+
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+
+/// The longest timeout or ttl the host accepts: a year, in seconds. Anything
+/// longer would overflow the clock it is added to.
+pub const MAX_DURATION_SECS: u64 = 365 * 24 * 3600;
+
+/// The most linear memory any call may be granted, in MiB.
+pub const MAX_MEMORY_MIB: usize = 4096;
+
+/// Where a setting is written: its flag, and its key under a section of the config file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Setting {
+    pub flag: &'static str,
+    pub section: &'static str,
+    pub key: &'static str,
+}
+
+impl Setting {
+    /// How a user changes it, e.g. "--max-tasks, or max_tasks under [server]
+    /// in the config file"; the plugin's manifest can set `[limits]` too.
+    pub fn hint(&self) -> String {
+        let manifest = if self.section == "limits" {
+            " or the plugin's manifest"
+        } else {
+            ""
+        };
+        format!(
+            "--{}, or {} under [{}] in the config file{manifest}",
+            self.flag, self.key, self.section
+        )
+    }
+
+    /// The name an error about a value gives it: the key and the flag.
+    fn name(&self) -> String {
+        format!("{} (--{})", self.key, self.flag)
+    }
+}
+
+// The checks a setting's values pass; each names the setting when it fails.
+
+/// Any value.
+fn any<T>(value: T, _: &Setting) -> Result<T> {
+    Ok(value)
+}
+
+/// A count or a size: 0 is refused.
+fn at_least_one<T: PartialEq + Default>(value: T, setting: &Setting) -> Result<T> {
+    if value == T::default() {
+        bail!("{} must be at least 1", setting.name());
+    }
+    Ok(value)
+}
+
+/// A positive number of seconds, at most [`MAX_DURATION_SECS`].
+fn positive_secs(secs: f64, setting: &Setting) -> Result<f64> {
+    if !(secs.is_finite() && secs > 0.0 && secs <= MAX_DURATION_SECS as f64) {
+        bail!(
+            "{} must be a positive number of seconds, at most {MAX_DURATION_SECS}",
+            setting.name()
+        );
+    }
+    Ok(secs)
+}
+
+/// A non-negative number of seconds, at most [`MAX_DURATION_SECS`].
+fn non_negative_secs(secs: f64, setting: &Setting) -> Result<f64> {
+    if !(secs.is_finite() && secs >= 0.0 && secs <= MAX_DURATION_SECS as f64) {
+        bail!(
+            "{} must be a non-negative number of seconds, at most {MAX_DURATION_SECS}",
+            setting.name()
+        );
+    }
+    Ok(secs)
+}
+
+/// Whole seconds, from 1 to [`MAX_DURATION_SECS`].
+fn whole_secs(secs: u64, setting: &Setting) -> Result<u64> {
+    if secs == 0 || secs > MAX_DURATION_SECS {
+        bail!(
+            "{} must be at least 1 second and at most {MAX_DURATION_SECS}",
+            setting.name()
+        );
+    }
+    Ok(secs)
+}
+
+/// Milliseconds, from 1 to [`MAX_DURATION_SECS`] seconds' worth.
+fn millis(ms: u64, setting: &Setting) -> Result<u64> {
+    if ms == 0 || ms / 1000 > MAX_DURATION_SECS {
+        bail!(
+            "{} must be at least 1 ms and at most {MAX_DURATION_SECS} seconds' worth",
+            setting.name()
+        );
+    }
+    Ok(ms)
+}
+
+/// MiB of linear memory, from 1 to [`MAX_MEMORY_MIB`].
+fn memory_mib(mib: usize, setting: &Setting) -> Result<usize> {
+    if mib == 0 || mib > MAX_MEMORY_MIB {
+        bail!("{} must be between 1 and {MAX_MEMORY_MIB}", setting.name());
+    }
+    Ok(mib)
+}
+
+/// KiB that fit the address space in bytes.
+fn kib(kib: usize, setting: &Setting) -> Result<usize> {
+    if kib == 0 || kib > usize::MAX >> 10 {
+        bail!(
+            "{} must be greater than 0, at most {}",
+            setting.name(),
+            usize::MAX >> 10
+        );
+    }
+    Ok(kib)
+}
+
+/// The help text of a flag: its doc, and its default when it has one.
+fn help(doc: &str, default: Option<String>) -> String {
+    match default {
+        Some(default) => format!("{} [default: {default}]", doc.trim()),
+        None => doc.trim().to_owned(),
+    }
+}
+
+/// The resolved type of a setting: optional when it has no default.
+macro_rules! resolved_type {
+    ($ty:ty, none) => { Option<$ty> };
+    ($ty:ty, $default:tt) => { $ty };
+}
+
+/// The default a setting resolves to.
+macro_rules! default_value {
+    ($ty:ty, none) => {
+        None
+    };
+    ($ty:ty, $default:tt) => {{
+        let default: $ty = $default;
+        default
+    }};
+}
+
+/// The default `--help` shows.
+macro_rules! default_text {
+    ($ty:ty, none) => {
+        None
+    };
+    ($ty:ty, $default:tt) => {
+        Some(default_value!($ty, $default).to_string())
+    };
+}
+
+/// A value given in a layer, checked, as the resolved type.
+macro_rules! checked {
+    ($value:expr, $check:path, $setting:expr, none) => {
+        Some($check($value, $setting)?)
+    };
+    ($value:expr, $check:path, $setting:expr, $default:tt) => {
+        $check($value, $setting)?
+    };
+}
+
+/// Runs a setting's check on its default (for the test that every default passes).
+#[cfg(test)]
+macro_rules! check_default {
+    ($ty:ty, $check:path, $setting:expr, none) => {};
+    ($ty:ty, $check:path, $setting:expr, $default:tt) => {
+        $check(default_value!($ty, $default), $setting)?;
+    };
+}
+
+macro_rules! settings {
+    ($(
+        $(#[doc = $section_doc:literal])*
+        [$section:ident] $Layer:ident => $Values:ident {
+            $(
+                #[doc = $doc:literal]
+                $key:ident: $ty:ty = $default:tt, $check:ident, flag $flag:literal $(, $arg:ident = $arg_value:expr)*;
+            )*
+        }
+    )*) => {$(
+        $(#[doc = $section_doc])*
+        ///
+        /// As a config-file section or as flags: every setting optional (unset inherits).
+        #[derive(Debug, Clone, Default, PartialEq, serde::Deserialize, clap::Args)]
+        #[serde(deny_unknown_fields)]
+        pub struct $Layer {
+            $(
+                #[arg(long = $flag, help = help($doc, default_text!($ty, $default)) $(, $arg = $arg_value)*)]
+                pub $key: Option<$ty>,
+            )*
+        }
+
+        $(#[doc = $section_doc])*
+        ///
+        /// Resolved: every setting with its value.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct $Values {
+            $(
+                #[doc = $doc]
+                pub $key: resolved_type!($ty, $default),
+            )*
+        }
+
+        impl Default for $Values {
+            fn default() -> Self {
+                Self { $($key: default_value!($ty, $default),)* }
+            }
+        }
+
+        impl $Values {
+            /// These values with what `layer` sets, each checked; the error
+            /// names the setting.
+            pub fn apply(&self, layer: &$Layer) -> Result<Self> {
+                let mut values = self.clone();
+                $(
+                    if let Some(value) = layer.$key.clone() {
+                        values.$key = checked!(value, $check, &$section::$key, $default);
+                    }
+                )*
+                Ok(values)
+            }
+
+            /// Runs every setting's check on its default.
+            #[cfg(test)]
+            pub fn check_defaults() -> Result<()> {
+                $( check_default!($ty, $check, &$section::$key, $default); )*
+                Ok(())
+            }
+        }
+
+        /// Where each setting of the section is written (for hints).
+        #[allow(non_upper_case_globals)]
+        pub mod $section {
+            use super::Setting;
+            $(
+                #[doc = $doc]
+                pub const $key: Setting = Setting { flag: $flag, section: stringify!($section), key: stringify!($key) };
+            )*
+            /// Every setting of the section.
+            pub const ALL: &[Setting] = &[$($key),*];
+        }
+    )*};
+}
+
+settings! {
+    /// The limits of every plugin call; a plugin's manifest can set its own
+    /// (`[limits]`, and `[tools.NAME.limits]` for one tool).
+    [limits] LimitSettings => Limits {
+        /// Fuel (instructions) one plugin call may use.
+        fuel: u64 = 20_000_000_000, at_least_one, flag "fuel";
+        /// Seconds of wall-clock time one plugin call may run; time waiting on the client is not counted.
+        timeout_secs: f64 = 30.0, positive_secs, flag "timeout", value_name = "SECS";
+        /// MiB one plugin call's linear memory may grow to.
+        memory_mib: usize = 256, memory_mib, flag "memory-mib", value_name = "MIB";
+        /// KiB of output one plugin call may return.
+        max_output_kib: usize = 8192, kib, flag "max-output-kib", value_name = "KIB";
+        /// Calls of one plugin running at once; more wait their turn.
+        max_concurrent_calls: u32 = 16, at_least_one, flag "max-calls-per-plugin";
+    }
+
+    /// How the server treats its clients, across all plugins.
+    [server] ServerSettings => ServerValues {
+        /// Items per page in tools/list, resources/list, resources/templates/list, prompts/list and tasks/list.
+        page_size: usize = 50, at_least_one, flag "page-size";
+        /// Seconds a plugin waits for the client to answer sampling, elicitation or roots.
+        client_timeout_secs: f64 = 300.0, positive_secs, flag "client-timeout", value_name = "SECS";
+        /// Plugin calls running at once across all plugins; more wait their turn.
+        max_concurrent_calls: u32 = 64, at_least_one, flag "max-concurrent-calls";
+        /// The longest a task and its result are kept, whatever ttl the client asks for, in seconds.
+        max_task_ttl_secs: u64 = 86_400, whole_secs, flag "max-task-ttl", value_name = "SECS";
+        /// Ping the client every SECS seconds to check it still answers [default: never].
+        ping_interval_secs: f64 = none, positive_secs, flag "ping-interval", value_name = "SECS";
+        /// Directory for compiled plugins [default: $XDG_CACHE_HOME/wasm-mcp or ~/.cache/wasm-mcp].
+        cache_dir: PathBuf = none, any, flag "cache-dir", value_name = "DIR", env = "WASM_MCP_CACHE_DIR";
+        /// Largest client message in bytes: a stdio line or an HTTP request body.
+        max_message_bytes: usize = 4_194_304, at_least_one, flag "max-message-bytes", value_name = "BYTES", alias = "max-body-bytes";
+        /// Requests one session may have in flight at once; more are refused.
+        max_pending_requests: usize = 256, at_least_one, flag "max-pending-requests";
+        /// Tasks one session may hold at once, finished ones included until their ttl runs out.
+        max_tasks: usize = 1000, at_least_one, flag "max-tasks";
+        /// Log messages one plugin may send a session per second; the excess is dropped and counted.
+        max_log_rate: u32 = 100, at_least_one, flag "max-log-rate", value_name = "PER_SEC";
+        /// Seconds running calls get to finish when the server shuts down; then they are stopped.
+        shutdown_grace_secs: f64 = 10.0, non_negative_secs, flag "shutdown-grace", value_name = "SECS";
+        /// Resource subscriptions one session may hold; more are refused.
+        max_subscriptions: usize = 1000, at_least_one, flag "max-subscriptions";
+    }
+
+    /// The Streamable HTTP transport (with `--http`).
+    [http] HttpSettings => HttpValues {
+        /// Seconds after which a session with no open stream and no request ends.
+        session_idle_timeout_secs: f64 = 1800.0, positive_secs, flag "session-idle-timeout", value_name = "SECS", requires = "http";
+        /// Sessions open at once; more initialize requests get 503.
+        max_sessions: usize = 10_000, at_least_one, flag "max-sessions", requires = "http";
+        /// Close a request's SSE stream that has not ended after MS milliseconds; the client resumes it with Last-Event-ID [default: never].
+        sse_poll_after_ms: u64 = none, millis, flag "sse-poll-after", value_name = "MS", requires = "http";
+        /// Milliseconds a client should wait before reconnecting a closed SSE stream (the `retry` field).
+        sse_retry_ms: u64 = 1000, millis, flag "sse-retry", value_name = "MS", requires = "http";
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_default_passes_its_own_check() {
+        Limits::check_defaults().unwrap();
+        ServerValues::check_defaults().unwrap();
+        HttpValues::check_defaults().unwrap();
+    }
+
+    #[test]
+    fn a_hint_names_the_flag_and_the_key() {
+        assert_eq!(
+            server::max_tasks.hint(),
+            "--max-tasks, or max_tasks under [server] in the config file"
+        );
+        assert_eq!(
+            limits::max_concurrent_calls.hint(),
+            "--max-calls-per-plugin, or max_concurrent_calls under [limits] in the config file or the plugin's manifest"
+        );
+    }
+}

@@ -161,13 +161,15 @@ impl Session {
     }
 
     fn handle_request(self: &Arc<Self>, id: RequestId, method: String, params: Value) {
+        // Every answer, errors included, belongs to its request (over HTTP,
+        // on the stream of the POST that carried it).
         if let Err(error) = self.admit(&method) {
-            return self.send(jsonrpc::error_response(Some(&id), &error), None);
+            return self.respond(&id, Err(error));
         }
         let progress_token = crate::protocol::requests::progress_token(&params);
         let request = match Request::parse(&method, params) {
             Ok(request) => request,
-            Err(error) => return self.send(jsonrpc::error_response(Some(&id), &error), None),
+            Err(error) => return self.respond(&id, Err(error)),
         };
         // Methods that only touch session state answer in order, at once.
         let request = match self.answer_inline(request) {
@@ -188,7 +190,7 @@ impl Session {
                         settings::server::max_pending_requests.hint()
                     ),
                 );
-                return self.send(jsonrpc::error_response(Some(&id), &error), None);
+                return self.respond(&id, Err(error));
             }
             in_flight.insert(id.clone(), token.clone());
         }

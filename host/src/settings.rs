@@ -97,13 +97,10 @@ fn whole_secs(secs: u64, setting: &Setting) -> Result<u64> {
     Ok(secs)
 }
 
-/// Milliseconds, from 1 to [`MAX_DURATION_SECS`] seconds' worth.
+/// Milliseconds, at most [`MAX_DURATION_SECS`] seconds' worth (0: at once).
 fn millis(ms: u64, setting: &Setting) -> Result<u64> {
-    if ms == 0 || ms / 1000 > MAX_DURATION_SECS {
-        bail!(
-            "{} must be at least 1 ms and at most {MAX_DURATION_SECS} seconds' worth",
-            setting.name()
-        );
+    if ms / 1000 > MAX_DURATION_SECS {
+        bail!("{} must be at most {MAX_DURATION_SECS} seconds' worth of milliseconds", setting.name());
     }
     Ok(ms)
 }
@@ -130,9 +127,10 @@ fn kib(kib: usize, setting: &Setting) -> Result<usize> {
 
 /// The help text of a flag: its doc, and its default when it has one.
 fn help(doc: &str, default: Option<String>) -> String {
+    let doc = doc.trim().trim_end_matches('.');
     match default {
-        Some(default) => format!("{} [default: {default}]", doc.trim()),
-        None => doc.trim().to_owned(),
+        Some(default) => format!("{doc} [default: {default}]"),
+        None => doc.to_owned(),
     }
 }
 
@@ -199,7 +197,7 @@ macro_rules! settings {
         #[serde(deny_unknown_fields)]
         pub struct $Layer {
             $(
-                #[arg(long = $flag, help = help($doc, default_text!($ty, $default)) $(, $arg = $arg_value)*)]
+                #[arg(id = $flag, long = $flag, help = help($doc, default_text!($ty, $default)) $(, $arg = $arg_value)*)]
                 pub $key: Option<$ty>,
             )*
         }
@@ -261,7 +259,7 @@ settings! {
     /// (`[limits]`, and `[tools.NAME.limits]` for one tool).
     [limits] LimitSettings => Limits {
         /// Fuel (instructions) one plugin call may use.
-        fuel: u64 = 20_000_000_000, at_least_one, flag "fuel";
+        fuel: u64 = 20_000_000_000, at_least_one, flag "fuel", value_name = "N";
         /// Seconds of wall-clock time one plugin call may run; time waiting on the client is not counted.
         timeout_secs: f64 = 30.0, positive_secs, flag "timeout", value_name = "SECS";
         /// MiB one plugin call's linear memory may grow to.
@@ -269,35 +267,35 @@ settings! {
         /// KiB of output one plugin call may return.
         max_output_kib: usize = 8192, kib, flag "max-output-kib", value_name = "KIB";
         /// Calls of one plugin running at once; more wait their turn.
-        max_concurrent_calls: u32 = 16, at_least_one, flag "max-calls-per-plugin";
+        max_concurrent_calls: u32 = 16, at_least_one, flag "max-calls-per-plugin", value_name = "N";
     }
 
     /// How the server treats its clients, across all plugins.
     [server] ServerSettings => ServerValues {
         /// Items per page in tools/list, resources/list, resources/templates/list, prompts/list and tasks/list.
-        page_size: usize = 50, at_least_one, flag "page-size";
+        page_size: usize = 50, at_least_one, flag "page-size", value_name = "N";
         /// Seconds a plugin waits for the client to answer sampling, elicitation or roots.
         client_timeout_secs: f64 = 300.0, positive_secs, flag "client-timeout", value_name = "SECS";
         /// Plugin calls running at once across all plugins; more wait their turn.
-        max_concurrent_calls: u32 = 64, at_least_one, flag "max-concurrent-calls";
+        max_concurrent_calls: u32 = 64, at_least_one, flag "max-concurrent-calls", value_name = "N";
         /// The longest a task and its result are kept, whatever ttl the client asks for, in seconds.
         max_task_ttl_secs: u64 = 86_400, whole_secs, flag "max-task-ttl", value_name = "SECS";
-        /// Ping the client every SECS seconds to check it still answers [default: never].
+        /// Ping the client every SECS seconds to check it still answers [default: never]
         ping_interval_secs: f64 = none, positive_secs, flag "ping-interval", value_name = "SECS";
-        /// Directory for compiled plugins [default: $XDG_CACHE_HOME/wasm-mcp or ~/.cache/wasm-mcp].
+        /// Directory for compiled plugins [default: $XDG_CACHE_HOME/wasm-mcp or ~/.cache/wasm-mcp]
         cache_dir: PathBuf = none, any, flag "cache-dir", value_name = "DIR", env = "WASM_MCP_CACHE_DIR";
         /// Largest client message in bytes: a stdio line or an HTTP request body.
         max_message_bytes: usize = 4_194_304, at_least_one, flag "max-message-bytes", value_name = "BYTES", alias = "max-body-bytes";
         /// Requests one session may have in flight at once; more are refused.
-        max_pending_requests: usize = 256, at_least_one, flag "max-pending-requests";
+        max_pending_requests: usize = 256, at_least_one, flag "max-pending-requests", value_name = "N";
         /// Tasks one session may hold at once, finished ones included until their ttl runs out.
-        max_tasks: usize = 1000, at_least_one, flag "max-tasks";
+        max_tasks: usize = 1000, at_least_one, flag "max-tasks", value_name = "N";
         /// Log messages one plugin may send a session per second; the excess is dropped and counted.
         max_log_rate: u32 = 100, at_least_one, flag "max-log-rate", value_name = "PER_SEC";
         /// Seconds running calls get to finish when the server shuts down; then they are stopped.
         shutdown_grace_secs: f64 = 10.0, non_negative_secs, flag "shutdown-grace", value_name = "SECS";
         /// Resource subscriptions one session may hold; more are refused.
-        max_subscriptions: usize = 1000, at_least_one, flag "max-subscriptions";
+        max_subscriptions: usize = 1000, at_least_one, flag "max-subscriptions", value_name = "N";
     }
 
     /// The Streamable HTTP transport (with `--http`).
@@ -305,7 +303,7 @@ settings! {
         /// Seconds after which a session with no open stream and no request ends.
         session_idle_timeout_secs: f64 = 1800.0, positive_secs, flag "session-idle-timeout", value_name = "SECS", requires = "http";
         /// Sessions open at once; more initialize requests get 503.
-        max_sessions: usize = 10_000, at_least_one, flag "max-sessions", requires = "http";
+        max_sessions: usize = 10_000, at_least_one, flag "max-sessions", value_name = "N", requires = "http";
         /// Close a request's SSE stream that has not ended after MS milliseconds; the client resumes it with Last-Event-ID [default: never].
         sse_poll_after_ms: u64 = none, millis, flag "sse-poll-after", value_name = "MS", requires = "http";
         /// Milliseconds a client should wait before reconnecting a closed SSE stream (the `retry` field).

@@ -291,7 +291,7 @@ fn a_bound_of_zero_or_a_negative_grace_stops_the_start_naming_the_setting() {
         ("--max-tasks", "0", "max_tasks"),
         ("--max-log-rate", "0", "max_log_rate"),
         ("--max-subscriptions", "0", "max_subscriptions"),
-        ("--shutdown-grace", "-1", "shutdown grace"),
+        ("--shutdown-grace", "-1", "shutdown_grace_secs"),
     ];
     for (flag, value, named) in cases {
         let output = std::process::Command::new(wasm_mcp_tests::binary())

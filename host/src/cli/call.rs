@@ -54,7 +54,7 @@ pub struct CallArgs {
     #[command(flatten)]
     pub server: ServerSettings,
     /// Compile the plugin instead of using cached compiled code.
-    #[arg(long, conflicts_with = "cache_dir")]
+    #[arg(long, conflicts_with = "cache-dir")]
     pub no_cache: bool,
 }
 

@@ -88,3 +88,29 @@ fn default_cache_directory() -> Option<PathBuf> {
         .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))?;
     Some(base.join("wasm-mcp"))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use clap::CommandFactory;
+
+    use super::Cli;
+
+    /// Every flag of every command has a name and an id of its own: settings
+    /// are flattened into several commands from one declaration, and two
+    /// arguments sharing an id would share one value. (clap's own
+    /// `debug_assert` runs only in debug builds; the tests run in release.)
+    #[test]
+    fn no_two_flags_of_a_command_share_a_name() {
+        for command in Cli::command().get_subcommands() {
+            let (mut ids, mut longs) = (HashSet::new(), HashSet::new());
+            for arg in command.get_arguments() {
+                assert!(ids.insert(arg.get_id().as_str()), "{}: id {} twice", command.get_name(), arg.get_id());
+                if let Some(long) = arg.get_long() {
+                    assert!(longs.insert(long), "{}: --{long} twice", command.get_name());
+                }
+            }
+        }
+    }
+}

@@ -30,7 +30,7 @@ pub struct ServeArgs {
     #[command(flatten)]
     server: ServerSettings,
     /// Compile plugins on every start instead of caching compiled code.
-    #[arg(long, conflicts_with = "cache_dir")]
+    #[arg(long, conflicts_with = "cache-dir")]
     no_cache: bool,
     /// Do not watch the plugins directory (for fixed deployments).
     #[arg(long)]

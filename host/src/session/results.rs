@@ -155,11 +155,15 @@ fn render_tool_result(tool: &ToolEntry, name: &str, result: tools::CallToolResul
         }
     }
     // What a failing tool said: its first text, for a task's status message.
-    let message = content
-        .first()
-        .and_then(|block| block.get("text"))
-        .and_then(Value::as_str)
-        .map(str::to_owned);
+    let message = if result.is_error {
+        content
+            .first()
+            .and_then(|block| block.get("text"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    } else {
+        None
+    };
     let mut rendered = Map::new();
     rendered.insert("content".into(), Value::Array(content));
     if let Some(structured) = structured {

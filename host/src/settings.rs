@@ -100,7 +100,10 @@ fn whole_secs(secs: u64, setting: &Setting) -> Result<u64> {
 /// Milliseconds, at most [`MAX_DURATION_SECS`] seconds' worth (0: at once).
 fn millis(ms: u64, setting: &Setting) -> Result<u64> {
     if ms / 1000 > MAX_DURATION_SECS {
-        bail!("{} must be at most {MAX_DURATION_SECS} seconds' worth of milliseconds", setting.name());
+        bail!(
+            "{} must be at most {MAX_DURATION_SECS} seconds' worth of milliseconds",
+            setting.name()
+        );
     }
     Ok(ms)
 }

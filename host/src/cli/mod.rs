@@ -106,7 +106,12 @@ mod tests {
         for command in Cli::command().get_subcommands() {
             let (mut ids, mut longs) = (HashSet::new(), HashSet::new());
             for arg in command.get_arguments() {
-                assert!(ids.insert(arg.get_id().as_str()), "{}: id {} twice", command.get_name(), arg.get_id());
+                assert!(
+                    ids.insert(arg.get_id().as_str()),
+                    "{}: id {} twice",
+                    command.get_name(),
+                    arg.get_id()
+                );
                 if let Some(long) = arg.get_long() {
                     assert!(longs.insert(long), "{}: --{long} twice", command.get_name());
                 }

@@ -19,8 +19,9 @@ use crate::bindings::wasm_mcp::plugin::host as raw;
 #[cfg(target_arch = "wasm32")]
 use crate::bindings::wasm_mcp::plugin::host as imports;
 pub use crate::bindings::wasm_mcp::plugin::host::{
-    ElicitAction, ElicitResult, Elicitation, FormElicitation, IncludeContext, LogLevel, ModelPreferences, Root,
-    SamplingContent, SamplingMessage, SamplingRequest, SamplingResult, ToolResult, ToolUse, UrlElicitation,
+    Answer, ElicitAction, ElicitResult, Elicitation, FormElicitation, IncludeContext, LogLevel, ModelPreferences,
+    Question, Root, SamplingContent, SamplingMessage, SamplingRequest, SamplingResult, ToolResult, ToolUse,
+    UrlElicitation,
 };
 #[cfg(not(target_arch = "wasm32"))]
 use crate::testing::imports;
@@ -86,6 +87,63 @@ pub fn elicitation_complete(elicitation_id: &str) {
 /// The client's current roots (`roots/list`).
 pub fn list_roots() -> Result<Vec<Root>, RequestError> {
     imports::list_roots().map_err(Into::into)
+}
+
+/// Asks the client several things at once, each under a key you name
+/// (unique within the request); the answers come back in the order asked.
+///
+/// A 2026-07-28 client sees the keys: they are the `inputRequests` of the
+/// `InputRequiredResult` the host answers with, and the client's retry
+/// brings the answers. If the retry reaches a host that no longer holds
+/// this call (another replica, a restart), the call runs again from the
+/// start and each question already answered returns its earlier answer at
+/// once: so ask first, then act, and keep work before a question free of
+/// side effects. An earlier client gets the questions as concurrent requests.
+pub fn ask(questions: &[(&str, Question)]) -> Vec<Result<Answer, RequestError>> {
+    let questions: Vec<(String, Question)> = questions
+        .iter()
+        .map(|(key, question)| ((*key).to_string(), question.clone()))
+        .collect();
+    imports::ask(&questions)
+        .into_iter()
+        .map(|answer| answer.map_err(Into::into))
+        .collect()
+}
+
+impl Question {
+    /// A form for the user to fill in (`elicitation/create`, form mode).
+    pub fn form(message: &str, schema: &Value) -> Self {
+        Question::Elicit(raw::Elicitation::Form(raw::FormElicitation {
+            message: message.to_string(),
+            requested_schema: schema.to_string(),
+        }))
+    }
+}
+
+impl Answer {
+    /// The elicitation answer, if this is one.
+    pub fn elicited(&self) -> Option<&ElicitResult> {
+        match self {
+            Answer::Elicit(result) => Some(result),
+            _ => None,
+        }
+    }
+
+    /// The sampling answer, if this is one.
+    pub fn sampled(&self) -> Option<&SamplingResult> {
+        match self {
+            Answer::Sample(result) => Some(result),
+            _ => None,
+        }
+    }
+
+    /// The roots, if this answers a roots question.
+    pub fn roots(&self) -> Option<&[Root]> {
+        match self {
+            Answer::ListRoots(roots) => Some(roots),
+            _ => None,
+        }
+    }
 }
 
 /// Announces that the resource at `uri` changed; the host tells the clients

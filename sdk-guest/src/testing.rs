@@ -210,7 +210,7 @@ impl FakeHost {
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod imports {
     use super::*;
-    use crate::bindings::wasm_mcp::plugin::host::{ClientError, RpcError};
+    use crate::bindings::wasm_mcp::plugin::host::{Answer, ClientError, Question, RpcError};
 
     fn with<R>(absent: R, f: impl FnOnce(&mut State) -> R) -> R {
         CURRENT.with(|current| match &*current.borrow() {
@@ -289,5 +289,17 @@ pub(crate) mod imports {
 
     pub fn resource_updated(uri: &str) {
         with((), |s| s.updated_resources.push(uri.to_string()));
+    }
+
+    /// Each question answered as the one-question import would answer it.
+    pub fn ask(questions: &[(String, Question)]) -> Vec<Result<Answer, ClientError>> {
+        questions
+            .iter()
+            .map(|(_, question)| match question {
+                Question::Sample(request) => sample(request).map(Answer::Sample),
+                Question::Elicit(request) => elicit(request).map(Answer::Elicit),
+                Question::ListRoots => list_roots().map(Answer::ListRoots),
+            })
+            .collect()
     }
 }

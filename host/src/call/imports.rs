@@ -4,11 +4,11 @@
 
 use serde_json::{Value, json};
 
-use super::scope::ClientRequestError;
+use super::scope::{ClientRequestError, Question};
 use super::state::CallState;
 use crate::contract::bindings::host::{
-    self, ClientError, ElicitResult, Elicitation, LogLevel as WitLogLevel, Root, RpcError, SamplingRequest,
-    SamplingResult,
+    self, Answer, ClientError, ElicitResult, Elicitation, LogLevel as WitLogLevel, Question as WitQuestion, Root,
+    RpcError, SamplingRequest, SamplingResult,
 };
 use crate::contract::bindings::types;
 use crate::contract::wire;
@@ -44,15 +44,100 @@ fn malformed_answer(what: &str, why: String) -> ClientError {
     })
 }
 
+/// A plugin's question as a request to the client: its method and params.
+fn question_request(question: WitQuestion) -> Result<(&'static str, Value), ClientError> {
+    Ok(match question {
+        WitQuestion::Sample(request) => (
+            "sampling/createMessage",
+            wire::sampling_request(request).map_err(ClientError::NotSupported)?,
+        ),
+        WitQuestion::Elicit(Elicitation::Form(form)) => (
+            "elicitation/create",
+            json!({
+                "mode": "form",
+                "message": form.message,
+                "requestedSchema": wire::parse_json(&form.requested_schema, "requestedSchema")
+                    .map_err(ClientError::NotSupported)?,
+            }),
+        ),
+        WitQuestion::Elicit(Elicitation::Url(url)) => (
+            "elicitation/create",
+            json!({ "mode": "url", "message": url.message, "url": url.url, "elicitationId": url.elicitation_id }),
+        ),
+        WitQuestion::ListRoots => ("roots/list", json!({})),
+    })
+}
+
+/// The client's answer to a request of `method`, as the plugin gets it.
+fn parse_answer(method: &str, answer: &Value) -> Result<Answer, ClientError> {
+    match method {
+        "sampling/createMessage" => wire::parse_sampling_result(answer)
+            .map(Answer::Sample)
+            .map_err(|why| malformed_answer("sampling", why)),
+        "elicitation/create" => wire::parse_elicit_result(answer)
+            .map(Answer::Elicit)
+            .map_err(|why| malformed_answer("elicitation", why)),
+        _ => answer
+            .get("roots")
+            .and_then(Value::as_array)
+            .map(|roots| {
+                Answer::ListRoots(
+                    roots
+                        .iter()
+                        .filter_map(|root| {
+                            Some(Root {
+                                uri: root.get("uri")?.as_str()?.to_owned(),
+                                name: root.get("name").and_then(Value::as_str).map(str::to_owned),
+                            })
+                        })
+                        .collect(),
+                )
+            })
+            .ok_or_else(|| malformed_answer("roots", "no \"roots\" array".into())),
+    }
+}
+
 impl CallState {
-    /// Asks the client; the scope is cloned so the store state is not held across the wait.
-    fn ask(
+    /// Asks the client `questions` (each under its key, if it has one); the
+    /// scope is cloned so the store state is not held across the wait.
+    fn ask_questions(
         &self,
-        method: &'static str,
-        params: Value,
-    ) -> impl Future<Output = Result<Value, ClientError>> + Send + use<> {
+        questions: Vec<(Option<String>, WitQuestion)>,
+    ) -> impl Future<Output = Vec<Result<Answer, ClientError>>> + Send + use<> {
         let scope = self.scope.clone();
-        async move { scope.ask_client(method, params).await.map_err(client_error) }
+        async move {
+            let mut answers: Vec<Option<Result<Answer, ClientError>>> = Vec::with_capacity(questions.len());
+            let mut asked = Vec::with_capacity(questions.len());
+            for (key, question) in questions {
+                match question_request(question) {
+                    Ok((method, params)) => {
+                        asked.push((answers.len(), Question { key, method, params }));
+                        answers.push(None);
+                    }
+                    Err(refused) => answers.push(Some(Err(refused))),
+                }
+            }
+            let (slots, questions): (Vec<usize>, Vec<Question>) = asked.into_iter().unzip();
+            let methods: Vec<&'static str> = questions.iter().map(|question| question.method).collect();
+            let replies = scope.ask_client(questions).await;
+            for ((slot, method), reply) in slots.into_iter().zip(methods).zip(replies) {
+                answers[slot] = Some(
+                    reply
+                        .map_err(client_error)
+                        .and_then(|answer| parse_answer(method, &answer)),
+                );
+            }
+            answers
+                .into_iter()
+                .map(|answer| answer.expect("every question answered"))
+                .collect()
+        }
+    }
+
+    /// Asks one question under a key the host names.
+    fn ask_one(&self, question: WitQuestion) -> impl Future<Output = Result<Answer, ClientError>> + Send + use<> {
+        let asking = self.ask_questions(vec![(None, question)]);
+        async move { asking.await.pop().expect("one answer to one question") }
     }
 }
 
@@ -80,32 +165,23 @@ impl host::Host for CallState {
     }
 
     async fn sample(&mut self, request: SamplingRequest) -> wasmtime::Result<Result<SamplingResult, ClientError>> {
-        let params = match wire::sampling_request(request) {
-            Ok(params) => params,
-            Err(why) => return Ok(Err(ClientError::NotSupported(why))),
-        };
-        Ok(match self.ask("sampling/createMessage", params).await {
-            Ok(answer) => wire::parse_sampling_result(&answer).map_err(|why| malformed_answer("sampling", why)),
-            Err(e) => Err(e),
-        })
+        Ok(self
+            .ask_one(WitQuestion::Sample(request))
+            .await
+            .map(|answer| match answer {
+                Answer::Sample(result) => result,
+                _ => unreachable!("a sampling question gets a sampling answer"),
+            }))
     }
 
     async fn elicit(&mut self, request: Elicitation) -> wasmtime::Result<Result<ElicitResult, ClientError>> {
-        let params = match request {
-            Elicitation::Form(form) => match wire::parse_json(&form.requested_schema, "requestedSchema") {
-                Ok(schema) => {
-                    json!({ "mode": "form", "message": form.message, "requestedSchema": schema })
-                }
-                Err(why) => return Ok(Err(ClientError::NotSupported(why))),
-            },
-            Elicitation::Url(url) => json!({
-                "mode": "url", "message": url.message, "url": url.url, "elicitationId": url.elicitation_id,
-            }),
-        };
-        Ok(match self.ask("elicitation/create", params).await {
-            Ok(answer) => wire::parse_elicit_result(&answer).map_err(|why| malformed_answer("elicitation", why)),
-            Err(e) => Err(e),
-        })
+        Ok(self
+            .ask_one(WitQuestion::Elicit(request))
+            .await
+            .map(|answer| match answer {
+                Answer::Elicit(result) => result,
+                _ => unreachable!("an elicitation gets an elicitation answer"),
+            }))
     }
 
     async fn elicitation_complete(&mut self, elicitation_id: String) -> wasmtime::Result<()> {
@@ -117,28 +193,28 @@ impl host::Host for CallState {
     }
 
     async fn list_roots(&mut self) -> wasmtime::Result<Result<Vec<Root>, ClientError>> {
-        Ok(match self.ask("roots/list", json!({})).await {
-            Ok(answer) => answer
-                .get("roots")
-                .and_then(Value::as_array)
-                .map(|roots| {
-                    roots
-                        .iter()
-                        .filter_map(|root| {
-                            Some(Root {
-                                uri: root.get("uri")?.as_str()?.to_owned(),
-                                name: root.get("name").and_then(Value::as_str).map(str::to_owned),
-                            })
-                        })
-                        .collect()
-                })
-                .ok_or_else(|| malformed_answer("roots", "no \"roots\" array".into())),
-            Err(e) => Err(e),
-        })
+        Ok(self.ask_one(WitQuestion::ListRoots).await.map(|answer| match answer {
+            Answer::ListRoots(roots) => roots,
+            _ => unreachable!("a roots question gets a roots answer"),
+        }))
     }
 
     async fn resource_updated(&mut self, uri: String) -> wasmtime::Result<()> {
         self.scope.resource_updated(&uri);
         Ok(())
+    }
+
+    async fn ask(
+        &mut self,
+        questions: Vec<(String, WitQuestion)>,
+    ) -> wasmtime::Result<Vec<Result<Answer, ClientError>>> {
+        Ok(self
+            .ask_questions(
+                questions
+                    .into_iter()
+                    .map(|(key, question)| (Some(key), question))
+                    .collect(),
+            )
+            .await)
     }
 }

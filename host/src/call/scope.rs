@@ -29,6 +29,14 @@ pub enum ClientRequestError {
     Cancelled,
 }
 
+/// One question for the client: the key it goes by (none: the link names
+/// it), the request's method and its params.
+pub struct Question {
+    pub key: Option<String>,
+    pub method: &'static str,
+    pub params: Value,
+}
+
 /// The session as a plugin call sees it.
 pub trait ClientLink: Send + Sync {
     /// Sends a notification that belongs to the current request.
@@ -38,6 +46,15 @@ pub trait ClientLink: Send + Sync {
     /// Sends a request to the client and waits for its answer. Refuses at
     /// once, with `NotSupported`, what the client did not declare.
     fn request(&self, method: &'static str, params: Value) -> BoxFuture<'_, Result<Value, ClientRequestError>>;
+    /// Asks several questions at once; the answers come in the order asked.
+    /// By default, as concurrent requests.
+    fn ask(&self, questions: Vec<Question>) -> BoxFuture<'_, Vec<Result<Value, ClientRequestError>>> {
+        Box::pin(futures_util::future::join_all(
+            questions
+                .into_iter()
+                .map(|question| self.request(question.method, question.params)),
+        ))
+    }
     /// A plugin announced that a resource changed.
     fn resource_updated(&self, uri: &str);
     /// The call is waiting for a turn (`true`) or got one (`false`).
@@ -119,17 +136,18 @@ impl CallScope {
     }
 
     /// Asks the client; stops waiting when the request is cancelled.
-    pub async fn ask_client(&self, method: &'static str, params: Value) -> Result<Value, ClientRequestError> {
+    pub async fn ask_client(&self, questions: Vec<Question>) -> Vec<Result<Value, ClientRequestError>> {
+        let asked = questions.len();
         let started = Instant::now();
         self.waited.lock().unwrap().current = Some(started);
-        let answer = tokio::select! {
-            answer = self.link.request(method, params) => answer,
-            _ = self.cancel.cancelled() => Err(ClientRequestError::Cancelled),
+        let answers = tokio::select! {
+            answers = self.link.ask(questions) => answers,
+            _ = self.cancel.cancelled() => vec![Err(ClientRequestError::Cancelled); asked],
         };
         let mut waits = self.waited.lock().unwrap();
         waits.current = None;
         waits.finished += started.elapsed();
-        answer
+        answers
     }
 
     pub fn notify(&self, method: &str, params: Value) {

@@ -110,6 +110,8 @@ impl Reloader {
         tokio::spawn(async move {
             let _watcher = watcher;
             while let Some(first) = changed.recv().await {
+                // Lists served from now until the burst is loaded may change at once.
+                reloader.hub.set_changing(true);
                 let mut burst = Burst::default();
                 burst.note(first);
                 loop {
@@ -128,6 +130,7 @@ impl Reloader {
                     wait_until_settled(&dir.join(format!("{name}.wasm"))).await;
                     reloader.reload(&name).await;
                 }
+                reloader.hub.set_changing(false);
             }
         });
         Ok(())

@@ -299,6 +299,16 @@ settings! {
         shutdown_grace_secs: f64 = 10.0, non_negative_secs, flag "shutdown-grace", value_name = "SECS";
         /// Resource subscriptions one session may hold; more are refused.
         max_subscriptions: usize = 1000, at_least_one, flag "max-subscriptions", value_name = "N";
+        /// Milliseconds a 2026-07-28 client may cache a list of tools, prompts, resources or templates (0 while plugins change).
+        list_cache_ttl_ms: u64 = 10_000, millis, flag "list-cache-ttl", value_name = "MS";
+        /// 2026-07-28 calls held suspended while their client answers an InputRequiredResult; beyond it the oldest is dropped (its retry replays it).
+        max_suspended_calls: usize = 32, at_least_one, flag "max-suspended-calls", value_name = "N";
+        /// Seconds a suspended call waits for its client's retry; then it is dropped (a later retry replays it).
+        suspend_secs: f64 = 60.0, positive_secs, flag "suspend-for", value_name = "SECS";
+        /// Seconds a requestState stays valid after it is issued.
+        request_state_ttl_secs: u64 = 3600, whole_secs, flag "request-state-ttl", value_name = "SECS";
+        /// File whose contents are the key that seals requestState; give replicas the same file [default: a random key per process]
+        request_state_key: PathBuf = none, any, flag "request-state-key", value_name = "FILE";
     }
 
     /// The Streamable HTTP transport (with `--http`).

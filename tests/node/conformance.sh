@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (@modelcontextprotocol/conformance,
 # pinned in package.json) against `wasm-mcp serve --http` with the
-# conformance plugin loaded: every scenario (`--suite all`), no
-# expected-failures list. It runs twice: once as a client would normally meet
-# the server, and once with the SSE polling policy at its most aggressive
-# (`--sse-poll-after 0`: every request's stream is closed right after its
-# priming event, so every answer reaches the client through GET +
-# Last-Event-ID). Exits non-zero if a check fails in either run.
+# conformance plugin loaded, with no expected-failures list:
+# - 0.1.16, every scenario (`--suite all`, the 2025-11-25 era), twice: once
+#   as a client would normally meet the server, and once with the SSE
+#   polling policy at its most aggressive (`--sse-poll-after 0`: every
+#   request's stream is closed right after its priming event, so every
+#   answer reaches the client through GET + Last-Event-ID);
+# - the pre-release line (`conformance-next`, 0.2.0-alpha.12) with
+#   `--requirements 2026-07-28`: every scenario that revision requires. The
+#   suite also runs the tasks extension's and pending scenarios and reports
+#   them as not scored; it fails only when a required check fails.
+# Exits non-zero if a check fails in any run.
 #
 # Needs `npm ci` here, the release binary and plugins/dist/conformance.wasm
 # (`make build plugins`). WASM_MCP_BIN overrides the binary.
@@ -62,13 +67,20 @@ start_server() {
 }
 
 status=0
+# run_suite NAME SUITE [SERVER FLAGS...]: SUITE is "legacy" (0.1.16, every
+# scenario) or "modern" (the pre-release line, the 2026-07-28 requirements).
 run_suite() {
-  local name="$1"
-  shift
+  local name="$1" suite="$2"
+  shift 2
   start_server "$name" "$@"
   echo "=== conformance ($name): wasm-mcp serve --http 127.0.0.1:0 $* ($url)"
   local out="$work/conformance-$name.txt"
-  if conformance server --url "$url" --suite all >"$out" 2>&1; then
+  # Both lines install a `conformance` command; each is run by its own path.
+  local run=(node node_modules/@modelcontextprotocol/conformance/dist/index.js server --url "$url" --suite all)
+  if [ "$suite" = modern ]; then
+    run=(node node_modules/conformance-next/dist/index.js server --url "$url" --requirements 2026-07-28)
+  fi
+  if "${run[@]}" >"$out" 2>&1; then
     sed -n '/=== SUMMARY ===/,$p' "$out"
   else
     cat "$out"
@@ -78,6 +90,7 @@ run_suite() {
   stop_server
 }
 
-run_suite default
-run_suite polling --sse-poll-after 0 --sse-retry 20
+run_suite default legacy
+run_suite polling legacy --sse-poll-after 0 --sse-retry 20
+run_suite 2026-07-28 modern
 exit "$status"

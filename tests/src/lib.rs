@@ -9,6 +9,7 @@ pub mod expect;
 pub mod http;
 pub mod jsonrpc;
 pub mod loopback;
+pub mod modern;
 pub mod paths;
 pub mod plugin_dir;
 pub mod proc_stat;

@@ -1,4 +1,5 @@
-//! Checks server messages against the official MCP 2025-11-25 JSON Schema.
+//! Checks server messages against the official MCP 2025-11-25 JSON Schema,
+//! and (with [`validate_modern`]) results against the 2026-07-28 one.
 //!
 //! `tests/spec/schema-2025-11-25.json` is a verbatim copy of the published
 //! schema. Its `$defs` are compiled once; each message is checked against the
@@ -20,10 +21,26 @@ static VALIDATORS: LazyLock<ValidatorMap> = LazyLock::new(|| {
     jsonschema::validator_map_for(&schema).expect("the MCP schema compiles")
 });
 
+static MODERN_SCHEMA_TEXT: &str = include_str!("../spec/schema-2026-07-28.json");
+
+static MODERN_VALIDATORS: LazyLock<ValidatorMap> = LazyLock::new(|| {
+    let schema: Value = serde_json::from_str(MODERN_SCHEMA_TEXT).expect("the MCP 2026-07-28 schema is JSON");
+    jsonschema::validator_map_for(&schema).expect("the MCP 2026-07-28 schema compiles")
+});
+
 /// Validates `value` against the schema definition `def` (e.g. `"CallToolResult"`).
 pub fn validate_def(def: &str, value: &Value) -> Result<(), String> {
+    validate_in(&VALIDATORS, def, value)
+}
+
+/// Validates `value` against the 2026-07-28 schema's definition `def`.
+pub fn validate_modern(def: &str, value: &Value) -> Result<(), String> {
+    validate_in(&MODERN_VALIDATORS, def, value)
+}
+
+fn validate_in(validators: &ValidatorMap, def: &str, value: &Value) -> Result<(), String> {
     let pointer = format!("#/$defs/{def}");
-    let validator = VALIDATORS
+    let validator = validators
         .get(&pointer)
         .unwrap_or_else(|| panic!("the MCP schema has no definition {def}"));
     let errors: Vec<String> = validator

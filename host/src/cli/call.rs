@@ -156,7 +156,7 @@ async fn call(args: &CallArgs) -> Result<()> {
         .load_with_manifest(&args.plugin, manifest)
         .await
         .with_context(|| format!("{} does not load", args.plugin.display()))?;
-    let hub = Hub::new(settings.server);
+    let hub = Hub::new(settings.server)?;
     hub.publish(Catalog::build([&plugin]), None);
     hub.startup_done();
     check_exists(&hub, &request, &args.plugin)?;

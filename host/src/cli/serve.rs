@@ -54,7 +54,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         );
     }
     let runtime = Arc::new(PluginRuntime::new(&settings, cache_dir)?);
-    let hub = Hub::new(settings.server);
+    let hub = Hub::new(settings.server)?;
     let reloader = Reloader::new(hub.clone(), runtime, args.plugins);
     if !args.no_watch {
         reloader.watch()?;

@@ -4,16 +4,18 @@
 //! Nothing here knows about sessions, transports or plugins.
 
 pub mod jsonrpc;
+pub mod modern;
 pub mod requests;
 
 pub use jsonrpc::{Incoming, RequestId, RpcError};
 
 use serde::{Deserialize, Serialize};
 
-/// The revision this server speaks natively.
+/// The newest revision that opens a session with `initialize` (see
+/// [`modern`] for 2026-07-28, which does not).
 pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
 
-/// Every revision a client may negotiate, newest first.
+/// Every revision a client may negotiate with `initialize`, newest first.
 pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// The version to answer `initialize` with: the client's if we speak it, else our latest.

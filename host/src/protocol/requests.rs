@@ -17,9 +17,43 @@ pub enum ListKind {
     Tasks,
 }
 
+/// The notifications a `subscriptions/listen` stream asks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscriptionFilter {
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tools_list_changed: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prompts_list_changed: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub resources_list_changed: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resource_subscriptions: Vec<String>,
+}
+
+impl SubscriptionFilter {
+    /// Whether the stream asked for notification `method` (about `uri`, for
+    /// `notifications/resources/updated`).
+    pub fn wants(&self, method: &str, uri: Option<&str>) -> bool {
+        match method {
+            "notifications/tools/list_changed" => self.tools_list_changed,
+            "notifications/prompts/list_changed" => self.prompts_list_changed,
+            "notifications/resources/list_changed" => self.resources_list_changed,
+            "notifications/resources/updated" => {
+                uri.is_some_and(|uri| self.resource_subscriptions.iter().any(|wanted| wanted == uri))
+            }
+            _ => false,
+        }
+    }
+}
+
 /// A request, by method.
 #[derive(Debug)]
 pub enum Request {
+    /// `server/discover` (2026-07-28): versions, capabilities, identity.
+    Discover,
+    /// `subscriptions/listen` (2026-07-28): a stream of the notifications asked for.
+    Listen(SubscriptionFilter),
     /// `initialize`: opens the session.
     Initialize {
         protocol_version: String,
@@ -159,6 +193,18 @@ impl Request {
                     .map(str::to_owned),
                 capabilities: params.get_mut("capabilities").map(Value::take).unwrap_or(Value::Null),
             },
+            "server/discover" => Request::Discover,
+            "subscriptions/listen" => Request::Listen(
+                params
+                    .get_mut("notifications")
+                    .map(Value::take)
+                    .ok_or_else(|| RpcError::invalid_params("Invalid params: subscriptions/listen needs \"notifications\", an object saying which notifications to send"))
+                    .and_then(|filter| {
+                        serde_json::from_value(filter).map_err(|e| {
+                            RpcError::invalid_params(format!("Invalid params: \"notifications\" of subscriptions/listen: {e}"))
+                        })
+                    })?,
+            ),
             "ping" => Request::Ping,
             "logging/setLevel" => Request::SetLogLevel(
                 params

@@ -9,65 +9,11 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-use super::Session;
-use crate::call::{BoxFuture, ClientLink, ClientRequestError};
+use super::mrtr::Exchange;
+use super::{Era, Session};
+use crate::call::{BoxFuture, ClientLink, ClientRequestError, Question};
 use crate::protocol::jsonrpc;
 use crate::protocol::{LogLevel, RequestId, RpcError};
-
-/// What the client said it can do, as far as the server's requests go.
-#[derive(Debug, Clone, Default)]
-pub struct ClientCapabilities {
-    pub sampling: bool,
-    pub sampling_tools: bool,
-    pub elicitation_form: bool,
-    pub elicitation_url: bool,
-    pub roots: bool,
-}
-
-impl ClientCapabilities {
-    pub fn from_initialize(capabilities: &Value) -> Self {
-        let elicitation = capabilities.get("elicitation").filter(|v| v.is_object());
-        let has = |outer: Option<&Value>, key: &str| outer.and_then(|o| o.get(key)).is_some_and(Value::is_object);
-        let sampling = capabilities.get("sampling").filter(|v| v.is_object());
-        Self {
-            sampling: sampling.is_some(),
-            sampling_tools: has(sampling, "tools"),
-            // An empty elicitation object means form mode, for older clients.
-            elicitation_form: elicitation.is_some_and(|e| has(Some(e), "form") || !has(Some(e), "url")),
-            elicitation_url: has(elicitation, "url"),
-            roots: capabilities.get("roots").is_some_and(Value::is_object),
-        }
-    }
-
-    /// Refuses, with the reason, a request the client did not declare support for.
-    fn check(&self, method: &str, params: &Value) -> Result<(), String> {
-        let missing = |what: &str| {
-            Err(format!(
-                "the client did not declare the {what} capability, so {method} cannot be used"
-            ))
-        };
-        match method {
-            "sampling/createMessage" if !self.sampling => missing("sampling"),
-            "sampling/createMessage"
-                if !self.sampling_tools && (params.get("tools").is_some() || params.get("toolChoice").is_some()) =>
-            {
-                missing("sampling.tools")
-            }
-            "elicitation/create"
-                if params.get("mode").and_then(Value::as_str) == Some("url") && !self.elicitation_url =>
-            {
-                missing("elicitation.url")
-            }
-            "elicitation/create"
-                if params.get("mode").and_then(Value::as_str) != Some("url") && !self.elicitation_form =>
-            {
-                missing("elicitation (form mode)")
-            }
-            "roots/list" if !self.roots => missing("roots"),
-            _ => Ok(()),
-        }
-    }
-}
 
 type Answer = Result<Value, RpcError>;
 
@@ -129,7 +75,7 @@ impl Session {
         let client = self.state.lock().unwrap().client.clone();
         client
             .check(method, &params)
-            .map_err(ClientRequestError::NotSupported)?;
+            .map_err(|missing| ClientRequestError::NotSupported(missing.why()))?;
         let number = self.client_requests.next_id.fetch_add(1, Ordering::Relaxed);
         let id = RequestId::from_value(&json!(number)).expect("an integer is a valid id");
         let (sender, receiver) = oneshot::channel();
@@ -155,23 +101,78 @@ impl Session {
     }
 }
 
-/// A session as seen by one plugin call serving request `request`.
+/// A session as seen by one plugin call serving request `request`, in its era.
 pub struct RequestLink {
     pub session: Arc<Session>,
     pub request: RequestId,
+    pub era: Era,
+}
+
+impl RequestLink {
+    /// The session and request a notification of this call belongs to: for
+    /// a multi round-trip request, the round now being served.
+    fn target(&self) -> (Arc<Session>, RequestId) {
+        match exchange(&self.era) {
+            Some(exchange) => exchange.target(),
+            None => (self.session.clone(), self.request.clone()),
+        }
+    }
+}
+
+fn exchange(era: &Era) -> Option<&Arc<Exchange>> {
+    match era {
+        Era::Modern(request) => request.exchange.as_ref(),
+        Era::Legacy => None,
+    }
 }
 
 impl ClientLink for RequestLink {
     fn notify(&self, method: &str, params: Value) {
-        self.session.notify(method, params, Some(self.request.clone()));
+        let (session, request) = self.target();
+        session.notify(method, params, Some(request));
     }
 
+    /// In a session, at the session's level; a modern request sets its own
+    /// (none: no log messages at all).
     fn log(&self, level: LogLevel, logger: &str, data: Value) {
-        self.session.plugin_log(level, logger, data, Some(self.request.clone()));
+        match &self.era {
+            Era::Legacy => self.session.plugin_log(level, logger, data, Some(self.request.clone())),
+            Era::Modern(modern) => {
+                if modern.meta.log_level.is_some_and(|wanted| level >= wanted) {
+                    let (session, request) = self.target();
+                    session.rated_log(level, logger, data, Some(request));
+                }
+            }
+        }
     }
 
     fn request(&self, method: &'static str, params: Value) -> BoxFuture<'_, Result<Value, ClientRequestError>> {
-        Box::pin(self.session.ask_client(method, params, Some(&self.request)))
+        match exchange(&self.era) {
+            Some(exchange) => Box::pin(async move {
+                let question = Question {
+                    key: None,
+                    method,
+                    params,
+                };
+                exchange
+                    .ask(vec![question])
+                    .await
+                    .pop()
+                    .expect("one answer to one question")
+            }),
+            None => Box::pin(self.session.ask_client(method, params, Some(&self.request))),
+        }
+    }
+
+    /// A modern request's questions are its `inputRequests` (see [`super::mrtr`]).
+    fn ask(&self, questions: Vec<Question>) -> BoxFuture<'_, Vec<Result<Value, ClientRequestError>>> {
+        match exchange(&self.era) {
+            Some(exchange) => exchange.ask(questions),
+            None => Box::pin(futures_util::future::join_all(questions.into_iter().map(|question| {
+                self.session
+                    .ask_client(question.method, question.params, Some(&self.request))
+            }))),
+        }
     }
 
     fn resource_updated(&self, uri: &str) {

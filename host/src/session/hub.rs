@@ -10,10 +10,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::watch;
 
 use super::Session;
+use super::mrtr::SuspendedCalls;
+use super::request_state::Sealer;
 use crate::catalog::Catalog;
 use crate::protocol::LogLevel;
 use crate::settings::ServerValues;
@@ -31,18 +33,49 @@ pub struct Hub {
     /// A list was served before the start finished (the wait ran out), so the
     /// end of the start must be announced.
     served_before_start: AtomicBool,
+    /// A reload is under way (see [`Hub::list_cache_ttl_ms`]).
+    changing: AtomicBool,
     sessions: Mutex<Vec<Weak<Session>>>,
+    /// Seals the `requestState` of multi round-trip requests.
+    pub(super) sealer: Sealer,
+    /// Multi round-trip calls waiting for their client's next round.
+    pub(super) suspended: Arc<SuspendedCalls>,
 }
 
 impl Hub {
-    pub fn new(config: ServerValues) -> Arc<Self> {
-        Arc::new(Self {
+    /// Fails only when the request state key file cannot be used.
+    pub fn new(config: ServerValues) -> anyhow::Result<Arc<Self>> {
+        let sealer = Sealer::new(
+            config.request_state_key.as_deref(),
+            Duration::from_secs(config.request_state_ttl_secs),
+        )?;
+        let suspended = SuspendedCalls::new(config.max_suspended_calls, Duration::from_secs_f64(config.suspend_secs));
+        Ok(Arc::new(Self {
+            sealer,
+            suspended,
             config,
             catalog: RwLock::new(Arc::new(Catalog::default())),
             started: watch::Sender::new(false),
             served_before_start: AtomicBool::new(false),
+            changing: AtomicBool::new(false),
             sessions: Mutex::new(Vec::new()),
-        })
+        }))
+    }
+
+    /// How long a client of the 2026-07-28 revision may cache a list: the
+    /// `list_cache_ttl_ms` setting, or 0 while the plugins are changing (the
+    /// start, a reload under way), when the list is about to change.
+    pub fn list_cache_ttl_ms(&self) -> u64 {
+        if *self.started.borrow() && !self.changing.load(Ordering::Relaxed) {
+            self.config.list_cache_ttl_ms
+        } else {
+            0
+        }
+    }
+
+    /// The plugins are changing (`true`, a reload has begun) or settled.
+    pub fn set_changing(&self, changing: bool) {
+        self.changing.store(changing, Ordering::Relaxed);
     }
 
     pub fn catalog(&self) -> Arc<Catalog> {
@@ -101,17 +134,14 @@ impl Hub {
             ),
         ];
         for session in self.live_sessions() {
-            if !session.is_initialized() {
-                continue;
-            }
             for (method, _) in changed.iter().filter(|(_, differs)| *differs) {
-                session.notify(method, json!({}), None);
+                session.announce(method, None);
             }
             if let Some(plugin) = replaced_plugin {
-                for uri in session.subscriptions() {
+                for uri in session.watched_resources() {
                     let served_by = |c: &Catalog| c.resource_owner(&uri).is_some_and(|p| &*p.name == plugin);
                     if served_by(old) || served_by(new) {
-                        session.notify("notifications/resources/updated", json!({ "uri": uri }), None);
+                        session.announce("notifications/resources/updated", Some(&uri));
                     }
                 }
             }
@@ -138,9 +168,7 @@ impl Hub {
     /// A plugin announced a change: tell every session subscribed to `uri`.
     pub fn resource_updated(&self, uri: &str) {
         for session in self.live_sessions() {
-            if session.is_subscribed(uri) {
-                session.notify("notifications/resources/updated", json!({ "uri": uri }), None);
-            }
+            session.announce("notifications/resources/updated", Some(uri));
         }
     }
 }

@@ -7,14 +7,16 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::client::{ClientCapabilities, RequestLink};
+use super::capabilities::ClientCapabilities;
+use super::client::RequestLink;
 use super::results::{self, ToolCall};
-use super::{Phase, Session};
+use super::{Era, Phase, Session};
 use crate::call::{CallError, CallScope};
 use crate::catalog::{Catalog, pagination};
 use crate::contract::bindings::tools::TaskSupport;
 use crate::contract::bindings::{completion, types};
 use crate::protocol::jsonrpc::{INVALID_REQUEST, SERVER_ERROR};
+use crate::protocol::modern::{self, CacheHint};
 use crate::protocol::requests::{CallTool, Complete, CompletionRef, ListKind, Request};
 use crate::protocol::{RequestId, RpcError, negotiate_version};
 use crate::settings;
@@ -22,6 +24,35 @@ use crate::settings;
 /// Most completion values one answer may carry.
 const MAX_COMPLETION_VALUES: usize = 100;
 
+/// How long a client may keep server/discover's answer: what this server
+/// speaks and offers changes only with its binary.
+const DISCOVER_TTL_MS: u64 = 3_600_000;
+
+/// The capabilities this server declares: at initialize (`legacy`), and in
+/// server/discover. In the 2026-07-28 revision list changes and resource
+/// updates come through `subscriptions/listen`, not served yet, so they are
+/// not declared there, nor are the 2025-11-25 tasks.
+fn server_capabilities(legacy: bool) -> Value {
+    if legacy {
+        json!({
+            "tools": { "listChanged": true },
+            "resources": { "subscribe": true, "listChanged": true },
+            "prompts": { "listChanged": true },
+            "logging": {},
+            "completions": {},
+            "tasks": { "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } },
+        })
+    } else {
+        json!({ "tools": {}, "resources": {}, "prompts": {}, "logging": {}, "completions": {} })
+    }
+}
+
+/// The server's identity in every 2026-07-28 result's `_meta`: its name and version.
+pub(super) static SERVER_IDENTITY: std::sync::LazyLock<Value> = std::sync::LazyLock::new(
+    || json!({ "name": "wasm-mcp", "title": "wasm-mcp", "version": env!("CARGO_PKG_VERSION") }),
+);
+
+/// The server's description at initialize: name, version, what it is, its icon.
 fn server_info() -> Value {
     json!({
         "name": "wasm-mcp",
@@ -46,6 +77,7 @@ impl Session {
                 capabilities,
                 client_name,
             } => self.initialize(&protocol_version, &capabilities, client_name.as_deref()),
+            Request::Discover => Ok(self.discover()),
             Request::Ping => Ok(json!({})),
             Request::SetLogLevel(level) => {
                 self.state.lock().unwrap().log_level = level;
@@ -57,6 +89,7 @@ impl Session {
                 Ok(json!({}))
             }
             other @ (Request::List { .. }
+            | Request::Listen(_)
             | Request::CallTool(_)
             | Request::ReadResource { .. }
             | Request::GetPrompt { .. }
@@ -72,10 +105,11 @@ impl Session {
         self: &Arc<Self>,
         id: &RequestId,
         request: Request,
+        era: &Era,
         progress_token: Option<Value>,
         cancel: CancellationToken,
     ) -> Result<Value, RpcError> {
-        let scope = || self.call_scope(id, progress_token.clone(), cancel.clone());
+        let scope = || self.call_scope(id, era, progress_token.clone(), cancel.clone());
         let page_size = self.hub.config.page_size;
         match request {
             Request::List {
@@ -83,6 +117,7 @@ impl Session {
                 cursor,
             } => self.list_tasks(cursor.as_deref()),
             Request::GetTask { task_id } => self.get_task(&task_id),
+            Request::Listen(filter) => self.listen(id, filter, cancel).await,
             Request::TaskResult { task_id } => self.task_result(&task_id).await,
             Request::CancelTask { task_id } => self.cancel_task(&task_id),
             Request::List { kind, cursor } => {
@@ -105,7 +140,8 @@ impl Session {
                 get_prompt(&*self.hub.loaded_catalog().await, &name, &arguments, scope()).await
             }
             Request::Complete(params) => complete(&*self.hub.loaded_catalog().await, params, scope()).await,
-            Request::Initialize { .. }
+            Request::Discover
+            | Request::Initialize { .. }
             | Request::Ping
             | Request::SetLogLevel(_)
             | Request::Subscribe { .. }
@@ -139,14 +175,44 @@ impl Session {
     fn call_scope(
         self: &Arc<Self>,
         id: &RequestId,
+        era: &Era,
         progress_token: Option<Value>,
         cancel: CancellationToken,
     ) -> Arc<CallScope> {
         let link = Arc::new(RequestLink {
             session: self.clone(),
             request: id.clone(),
+            era: era.clone(),
         });
         Arc::new(CallScope::new(link, progress_token, cancel))
+    }
+
+    /// server/discover: the versions this server speaks and what it offers.
+    fn discover(&self) -> Value {
+        json!({
+            "supportedVersions": modern::supported_versions(),
+            "capabilities": server_capabilities(false),
+        })
+    }
+
+    /// How long and by whom the result of `request` may be cached, for the
+    /// requests whose modern results carry a hint.
+    pub(super) fn cache_hint(&self, request: &Request) -> Option<CacheHint> {
+        match request {
+            Request::Discover => Some(CacheHint {
+                ttl_ms: DISCOVER_TTL_MS,
+                public: true,
+            }),
+            Request::List { kind, .. } if *kind != ListKind::Tasks => Some(CacheHint {
+                ttl_ms: self.hub.list_cache_ttl_ms(),
+                public: true,
+            }),
+            Request::ReadResource { .. } => Some(CacheHint {
+                ttl_ms: 0,
+                public: false,
+            }),
+            _ => None,
+        }
     }
 
     fn initialize(&self, requested: &str, capabilities: &Value, client: Option<&str>) -> Result<Value, RpcError> {
@@ -168,14 +234,7 @@ impl Session {
         );
         Ok(json!({
             "protocolVersion": state.protocol_version,
-            "capabilities": {
-                "tools": { "listChanged": true },
-                "resources": { "subscribe": true, "listChanged": true },
-                "prompts": { "listChanged": true },
-                "logging": {},
-                "completions": {},
-                "tasks": { "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } },
-            },
+            "capabilities": server_capabilities(true),
             "serverInfo": server_info(),
         }))
     }

@@ -6,10 +6,14 @@
 //! sends to the client. Transports hand it parsed messages ([`Session::handle`])
 //! and deliver what it sends.
 
+mod capabilities;
 mod client;
 mod hub;
+mod listen;
 mod log_rate;
 mod methods;
+mod mrtr;
+mod request_state;
 mod results;
 mod tasks;
 
@@ -22,16 +26,22 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+use tracing::Instrument;
 
 pub use hub::Hub;
 
+use crate::call::BoxFuture;
 use crate::protocol::jsonrpc::{self, INVALID_REQUEST, SERVER_ERROR};
+use crate::protocol::modern::{self, RequestMeta};
 use crate::protocol::requests::{Notification, Request};
 use crate::protocol::{Incoming, LogLevel, RequestId, RpcError};
 use crate::settings;
 use crate::tasks::{TaskSettings, TaskStore};
-use client::{ClientCapabilities, PendingClientRequests};
+use capabilities::ClientCapabilities;
+use client::PendingClientRequests;
+use listen::Listens;
 use log_rate::LogRate;
+use mrtr::ModernRequest;
 
 /// A message for the client, and the client request it belongs to (if any),
 /// so a transport can deliver it on that request's stream.
@@ -42,6 +52,17 @@ pub struct Outgoing {
 }
 
 pub type Outbox = mpsc::UnboundedSender<Outgoing>;
+
+/// The era a request is served in, and what it brings with it.
+#[derive(Debug, Clone)]
+pub enum Era {
+    /// A request of the session `initialize` opened (2025-11-25 and
+    /// earlier): its capabilities and log level are the session's.
+    Legacy,
+    /// A 2026-07-28 request: everything it needs is in its own `_meta`, and
+    /// nothing from an earlier request is relied on.
+    Modern(Arc<ModernRequest>),
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -72,6 +93,7 @@ pub struct Session {
     closing: AtomicBool,
     /// Why the requests still running after the closing grace were stopped.
     stopped: OnceLock<String>,
+    listens: Listens,
 }
 
 /// The error for a client message over the `max_message_bytes` limit.
@@ -120,6 +142,7 @@ impl Session {
             log_rate: Arc::new(LogRate::new(hub.config.max_log_rate)),
             closing: AtomicBool::new(false),
             stopped: OnceLock::new(),
+            listens: Listens::default(),
         });
         hub.register(&session);
         if let Some(interval) = hub.config.ping_interval() {
@@ -163,17 +186,48 @@ impl Session {
     fn handle_request(self: &Arc<Self>, id: RequestId, method: String, params: Value) {
         // Every answer, errors included, belongs to its request (over HTTP,
         // on the stream of the POST that carried it).
-        if let Err(error) = self.admit(&method) {
-            return self.respond(&id, Err(error));
+        let mut params = params;
+        let (era, conversation) = if modern::is_modern(&method, &params) {
+            let meta = match modern::check_method(&method).and_then(|()| RequestMeta::parse(&params)) {
+                Ok(meta) => meta,
+                Err(error) => return self.respond(&id, Err(error)),
+            };
+            let conversation = if mrtr::asks_client(&method) {
+                let opened = mrtr::open(
+                    &self.hub.sealer,
+                    &self.hub.suspended,
+                    self,
+                    &id,
+                    &method,
+                    &mut params,
+                    &meta,
+                );
+                match opened {
+                    Ok(conversation) => Some(conversation),
+                    Err(error) => return self.respond(&id, Err(error)),
+                }
+            } else {
+                None
+            };
+            let exchange = conversation
+                .as_ref()
+                .map(|conversation| conversation.exchange().clone());
+            (Era::Modern(Arc::new(ModernRequest { meta, exchange })), conversation)
+        } else {
+            (Era::Legacy, None)
+        };
+        if let Err(error) = self.admit(&method, &era) {
+            return self.answer(&id, &era, Err(error));
         }
         let progress_token = crate::protocol::requests::progress_token(&params);
         let request = match Request::parse(&method, params) {
             Ok(request) => request,
-            Err(error) => return self.respond(&id, Err(error)),
+            Err(error) => return self.answer(&id, &era, Err(error)),
         };
+        let cache = self.cache_hint(&request);
         // Methods that only touch session state answer in order, at once.
         let request = match self.answer_inline(request) {
-            Ok(outcome) => return self.respond(&id, outcome),
+            Ok(outcome) => return self.answer(&id, &era, outcome.map(|result| (result, cache))),
             Err(request) => request,
         };
         let token = CancellationToken::new();
@@ -190,19 +244,41 @@ impl Session {
                         settings::server::max_pending_requests.hint()
                     ),
                 );
-                return self.respond(&id, Err(error));
+                return self.answer(&id, &era, Err(error));
             }
             in_flight.insert(id.clone(), token.clone());
         }
         let session = self.clone();
-        self.running.spawn(async move {
-            let outcome = tokio::select! {
-                outcome = session.dispatch(&id, request, progress_token, token.clone()) => Some(outcome),
-                _ = token.cancelled() => None,
+        let traced = match &era {
+            Era::Modern(request) => request.meta.traceparent.as_deref().map(|traceparent| {
+                let client = request.meta.client_name.as_deref();
+                tracing::info_span!("request", %id, method, traceparent, client)
+            }),
+            Era::Legacy => None,
+        };
+        let running = async move {
+            let outcome = match conversation {
+                Some(conversation) => {
+                    let (caller, call_id, call_era) = (session.clone(), id.clone(), era.clone());
+                    let start = move |cancel| -> BoxFuture<'static, Result<Value, RpcError>> {
+                        Box::pin(async move {
+                            caller
+                                .dispatch(&call_id, request, &call_era, progress_token, cancel)
+                                .await
+                        })
+                    };
+                    session.converse(conversation, start, token.clone()).await
+                }
+                None => tokio::select! {
+                    outcome = session.dispatch(&id, request, &era, progress_token, token.clone()) => Some(outcome),
+                    _ = token.cancelled() => None,
+                },
             };
             session.in_flight.lock().unwrap().remove(&id);
             match outcome {
-                Some(outcome) if !token.is_cancelled() => session.respond(&id, outcome),
+                Some(outcome) if !token.is_cancelled() => {
+                    session.answer(&id, &era, outcome.map(|result| (result, cache)))
+                }
                 _ => match session.stopped.get() {
                     Some(why) => session.respond(
                         &id,
@@ -214,14 +290,36 @@ impl Session {
                     None => tracing::debug!(%id, method, "request cancelled; no response sent"),
                 },
             }
-        });
+        };
+        match traced {
+            Some(span) => self.running.spawn(running.instrument(span)),
+            None => self.running.spawn(running),
+        };
     }
 
-    /// Whether `method` may be served now: only initialize (and ping) before
-    /// initialize; while closing, only what helps the client collect running work.
-    fn admit(&self, method: &str) -> Result<(), RpcError> {
+    /// Answers request `id` in its era: a modern result says its type, the
+    /// server and (for lists, reads and discovery) how long it may be cached;
+    /// a modern error uses the revision's codes.
+    fn answer(&self, id: &RequestId, era: &Era, outcome: Result<(Value, Option<modern::CacheHint>), RpcError>) {
+        let outcome = match era {
+            Era::Legacy => outcome.map(|(result, _)| result),
+            Era::Modern(_) => outcome
+                .map(|(result, cache)| modern::complete(result, &methods::SERVER_IDENTITY, cache))
+                .map_err(modern::error),
+        };
+        self.respond(id, outcome);
+    }
+
+    /// Whether `method` may be served now: in a session, only initialize
+    /// (and ping) before initialize; while closing, only what helps the
+    /// client collect running work.
+    fn admit(&self, method: &str, era: &Era) -> Result<(), RpcError> {
         let phase = self.state.lock().unwrap().phase;
-        if phase == Phase::AwaitingInitialize && method != "initialize" && method != "ping" {
+        if matches!(era, Era::Legacy)
+            && phase == Phase::AwaitingInitialize
+            && method != "initialize"
+            && method != "ping"
+        {
             return Err(RpcError::new(
                 INVALID_REQUEST,
                 format!("Server not initialized: send \"initialize\" before \"{method}\""),
@@ -296,7 +394,8 @@ impl Session {
         state.phase == Phase::Initialized && level >= state.log_level
     }
 
-    /// Sends a plugin's log message within the plugin's log rate (see [`LogRate`]).
+    /// Sends a plugin's log message within the plugin's log rate (see
+    /// [`LogRate`]), at the session's log level.
     pub fn plugin_log(
         self: &Arc<Self>,
         level: LogLevel,
@@ -304,7 +403,14 @@ impl Session {
         data: Value,
         related_request: Option<RequestId>,
     ) {
-        if self.wants_log(level) && self.log_rate.admit(plugin, Arc::downgrade(self)) {
+        if self.wants_log(level) {
+            self.rated_log(level, plugin, data, related_request);
+        }
+    }
+
+    /// Sends a plugin's log message within the plugin's log rate, whatever the session's level.
+    fn rated_log(self: &Arc<Self>, level: LogLevel, plugin: &str, data: Value, related_request: Option<RequestId>) {
+        if self.log_rate.admit(plugin, Arc::downgrade(self)) {
             self.send_log(level, plugin, data, related_request);
         }
     }
@@ -317,6 +423,7 @@ impl Session {
     /// From now on, new requests are refused (ping and `tasks/*` are still served).
     pub fn refuse_new_requests(&self) {
         self.closing.store(true, Ordering::Release);
+        self.listens.close();
     }
 
     /// Closes the session: new requests are refused; requests and tasks in
@@ -359,7 +466,7 @@ mod tests {
             Just(Value::Null),
         ]) {
             let (outbox, mut sent) = mpsc::unbounded_channel();
-            let session = Session::new(Hub::new(Default::default()), outbox);
+            let session = Session::new(Hub::new(Default::default()).unwrap(), outbox);
             let request = json!({
                 "jsonrpc": "2.0", "id": 1, "method": "initialize",
                 "params": { "protocolVersion": requested, "capabilities": {}, "clientInfo": { "name": "t", "version": "0" } },

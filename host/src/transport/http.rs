@@ -13,6 +13,7 @@ mod error;
 mod handlers;
 mod sessions;
 mod sse;
+mod stateless;
 mod streams;
 
 use std::net::SocketAddr;
@@ -22,6 +23,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderMap, header};
 use axum::routing::post;
 use axum::serve::ListenerExt;
 
@@ -105,4 +107,20 @@ pub async fn serve(hub: Arc<Hub>, config: HttpConfig) -> Result<()> {
         })
         .await?;
     Ok(())
+}
+
+/// What the `Accept` header allows, as (SSE, JSON). No header allows both.
+fn accepts(headers: &HeaderMap) -> (bool, bool) {
+    let Some(accept) = headers.get(header::ACCEPT).and_then(|a| a.to_str().ok()) else {
+        return (true, true);
+    };
+    let types: Vec<String> = accept
+        .split(',')
+        .map(|t| t.split(';').next().unwrap_or_default().trim().to_ascii_lowercase())
+        .collect();
+    let any = |options: &[&str]| types.iter().any(|t| options.contains(&t.as_str()));
+    (
+        any(&["text/event-stream", "text/*", "*/*"]),
+        any(&["application/json", "application/*", "*/*"]),
+    )
 }

@@ -1,7 +1,10 @@
 //! Every fixture the official MCP conformance suite
 //! (`@modelcontextprotocol/conformance` 0.1.16) expects from a server, with
 //! the names, URIs, schemas and behaviours of its reference server: see
-//! `shared/conformance/FIXTURES.md`.
+//! `shared/conformance/FIXTURES.md`. The fixtures only its 2026-07-28
+//! pre-release line asks for are in [`modern`].
+
+mod modern;
 
 use std::thread::sleep;
 use std::time::Duration;
@@ -247,6 +250,7 @@ fn tools(plugin: Plugin) -> Plugin {
                 "type": "object",
                 "$defs": {
                     "address": {
+                        "$anchor": "addressDef",
                         "type": "object",
                         "properties": {
                             "street": {"type": "string"},
@@ -256,8 +260,15 @@ fn tools(plugin: Plugin) -> Plugin {
                 },
                 "properties": {
                     "name": {"type": "string"},
-                    "address": {"$ref": "#/$defs/address"}
+                    "address": {"$ref": "#/$defs/address"},
+                    "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                    "phone": {"type": "string"},
+                    "email": {"type": "string"}
                 },
+                "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+                "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+                "then": {"required": ["phone"]},
+                "else": {"required": ["email"]},
                 "additionalProperties": false
             })),
         Tool::new("test_reconnection", reconnection)
@@ -393,7 +404,7 @@ fn prompts(plugin: Plugin) -> Plugin {
 }
 
 fn plugin() -> Plugin {
-    prompts(resources(tools(Plugin::new())))
+    modern::fixtures(prompts(resources(tools(Plugin::new()))))
 }
 
 wasm_mcp_sdk::export!(plugin);

@@ -11,9 +11,11 @@ use axum::response::{IntoResponse, Response};
 use tokio::time::Instant;
 
 use super::App;
+use super::accepts;
 use super::error::HttpError;
 use super::sessions::HttpSession;
 use super::sse::{self, Connect};
+use super::stateless;
 use super::streams::{Connection, STANDALONE, StreamError, event_id, parse_event_id};
 use crate::protocol::{Incoming, RequestId, SUPPORTED_PROTOCOL_VERSIONS};
 
@@ -26,22 +28,6 @@ const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 enum Reply {
     Sse,
     Json,
-}
-
-/// What the `Accept` header allows, as (SSE, JSON). No header allows both.
-fn accepts(headers: &HeaderMap) -> (bool, bool) {
-    let Some(accept) = headers.get(header::ACCEPT).and_then(|a| a.to_str().ok()) else {
-        return (true, true);
-    };
-    let types: Vec<String> = accept
-        .split(',')
-        .map(|t| t.split(';').next().unwrap_or_default().trim().to_ascii_lowercase())
-        .collect();
-    let any = |options: &[&str]| types.iter().any(|t| options.contains(&t.as_str()));
-    (
-        any(&["text/event-stream", "text/*", "*/*"]),
-        any(&["application/json", "application/*", "*/*"]),
-    )
 }
 
 /// Picks the reply format, `preferred` first when the client allows both.
@@ -139,7 +125,6 @@ pub async fn post(
             format!("Cannot read the request body: {}", rejection.body_text()),
         ),
     })?;
-    check_version(&headers)?;
     let json = headers
         .get(header::CONTENT_TYPE)
         .and_then(|t| t.to_str().ok())
@@ -158,6 +143,10 @@ pub async fn post(
     }
     let text = std::str::from_utf8(&body).map_err(|_| HttpError::bad_request("Parse error: the body is not UTF-8"))?;
     let message = Incoming::parse(text).map_err(|bad| HttpError::bad_request(bad.error.message))?;
+    if session_id(&headers).is_none() && stateless::is_modern(&headers, &message) {
+        return Ok(stateless::post(&app, &headers, message).await);
+    }
+    check_version(&headers)?;
     match message {
         Incoming::Request { ref id, ref method, .. } if method == "initialize" && session_id(&headers).is_none() => {
             let id = id.clone();

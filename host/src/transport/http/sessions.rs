@@ -111,6 +111,11 @@ impl Sessions {
         }
     }
 
+    /// What every session shares.
+    pub fn hub(&self) -> &Arc<Hub> {
+        &self.hub
+    }
+
     fn full(&self) -> Result<(), HttpError> {
         if self.closing.load(Ordering::Relaxed) {
             return Err(HttpError::new(

@@ -1,0 +1,129 @@
+//! `subscriptions/listen` (2026-07-28): the notification streams a client
+//! opens, what each asked for, and the notifications the hub hands a session
+//! (list changes, resource updates), delivered to the session opened by
+//! `initialize` and to every stream that asked for them.
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::Session;
+use crate::protocol::RequestId;
+use crate::protocol::modern::SUBSCRIPTION_ID;
+use crate::protocol::requests::SubscriptionFilter;
+use crate::protocol::{RpcError, jsonrpc::SERVER_ERROR};
+use crate::settings;
+
+/// The listen streams open on one session.
+#[derive(Default)]
+pub struct Listens {
+    open: Mutex<Vec<(RequestId, SubscriptionFilter)>>,
+    /// Cancelled when the session closes: every stream ends gracefully.
+    closing: CancellationToken,
+}
+
+impl Listens {
+    /// Every stream ends gracefully (the session is closing).
+    pub fn close(&self) {
+        self.closing.cancel();
+    }
+}
+
+/// Forgets a stream when its request ends, however it ends.
+struct Opened<'a> {
+    listens: &'a Listens,
+    id: RequestId,
+}
+
+impl Drop for Opened<'_> {
+    fn drop(&mut self) {
+        self.listens.open.lock().unwrap().retain(|(id, _)| *id != self.id);
+    }
+}
+
+impl Session {
+    /// subscriptions/listen: acknowledges what it will send, then streams it
+    /// until the client closes the stream (no answer) or the session closes
+    /// (a result that ends the subscription gracefully).
+    pub(super) async fn listen(
+        self: &Arc<Self>,
+        id: &RequestId,
+        filter: SubscriptionFilter,
+        cancel: CancellationToken,
+    ) -> Result<Value, RpcError> {
+        let subscription = json!({ SUBSCRIPTION_ID: id.to_value() });
+        {
+            let mut open = self.listens.open.lock().unwrap();
+            let limit = self.hub.config.max_subscriptions;
+            let held = open.iter().map(|(_, f)| f.resource_subscriptions.len()).sum::<usize>();
+            if held + filter.resource_subscriptions.len() > limit {
+                return Err(RpcError::new(
+                    SERVER_ERROR,
+                    format!(
+                        "Too many subscriptions: this session's listen streams would hold more than {limit} resources \
+                         (the max_subscriptions limit); subscribe to fewer, or raise the limit ({})",
+                        settings::server::max_subscriptions.hint()
+                    ),
+                ));
+            }
+            open.push((id.clone(), filter.clone()));
+        }
+        let _opened = Opened {
+            listens: &self.listens,
+            id: id.clone(),
+        };
+        self.notify(
+            "notifications/subscriptions/acknowledged",
+            json!({ "notifications": filter, "_meta": subscription }),
+            Some(id.clone()),
+        );
+        tokio::select! {
+            _ = cancel.cancelled() => {}
+            _ = self.listens.closing.cancelled() => {}
+        }
+        Ok(json!({ "_meta": subscription }))
+    }
+
+    /// Tells this session's client about `method` (a list change, or an
+    /// update of resource `uri`): the session `initialize` opened, if it
+    /// asked for it, and every listen stream that did.
+    pub(super) fn announce(&self, method: &str, uri: Option<&str>) {
+        let params = || match uri {
+            Some(uri) => json!({ "uri": uri }),
+            None => json!({}),
+        };
+        let legacy = match uri {
+            Some(uri) => self.is_subscribed(uri),
+            None => self.is_initialized(),
+        };
+        if legacy {
+            self.notify(method, params(), None);
+        }
+        let streams: Vec<RequestId> = self
+            .listens
+            .open
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(_, filter)| filter.wants(method, uri))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for stream in streams {
+            let mut params = params();
+            params["_meta"] = json!({ SUBSCRIPTION_ID: stream.to_value() });
+            self.notify(method, params, Some(stream));
+        }
+    }
+
+    /// Every resource URI this session's client wants updates of.
+    pub(super) fn watched_resources(&self) -> Vec<String> {
+        let mut uris = self.subscriptions();
+        for (_, filter) in self.listens.open.lock().unwrap().iter() {
+            uris.extend(filter.resource_subscriptions.iter().cloned());
+        }
+        uris.sort();
+        uris.dedup();
+        uris
+    }
+}

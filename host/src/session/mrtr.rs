@@ -1,0 +1,381 @@
+//! Multi round-trip requests (2026-07-28): what a plugin asks the client
+//! inside a modern `tools/call`, `prompts/get` or `resources/read` becomes
+//! the request's answer, an `InputRequiredResult` (`inputRequests`,
+//! `requestState`), and the client's retry brings the answers
+//! (`inputResponses`).
+//!
+//! Between rounds the call waits, suspended in this process (bounded in
+//! number and time), and a retry that finds it resumes it where it asked.
+//! A retry that does not (another replica, a restart, evicted) replays the
+//! call in a fresh instance: each question it asks again is answered from
+//! the answers sealed in `requestState`, in order and without a round trip,
+//! until it reaches a new one.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::Session;
+use super::capabilities::ClientCapabilities;
+use super::request_state::{Sealer, request_digest};
+use crate::call::{BoxFuture, ClientRequestError, Question};
+use crate::protocol::modern::{self, RequestMeta};
+use crate::protocol::{RequestId, RpcError};
+
+/// The methods whose plugin calls may ask the client something.
+pub fn asks_client(method: &str) -> bool {
+    matches!(method, "tools/call" | "prompts/get" | "resources/read")
+}
+
+/// A modern request: its `_meta`, and for a request that may ask the
+/// client, the exchange its plugin call asks through.
+#[derive(Debug)]
+pub struct ModernRequest {
+    pub meta: RequestMeta,
+    pub exchange: Option<Arc<Exchange>>,
+}
+
+/// One call's questions and the client's answers, across the rounds of one
+/// multi round-trip request.
+pub struct Exchange {
+    capabilities: ClientCapabilities,
+    /// The digest of the request (see [`request_digest`]).
+    request: String,
+    answers: Mutex<Map<String, Value>>,
+    /// Keys named so far for questions the plugin did not name.
+    named: AtomicUsize,
+    asks: mpsc::UnboundedSender<Asked>,
+    /// Set when the call asked for something the request's client
+    /// capabilities do not declare: the request's answer is -32021.
+    missing: Mutex<Option<RpcError>>,
+    /// Where the call's notifications go: the request now being served.
+    target: Mutex<(Arc<Session>, RequestId)>,
+}
+
+impl std::fmt::Debug for Exchange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Exchange")
+            .field("request", &self.request)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Questions a call waits on, the ones the client has not answered yet.
+pub struct Asked {
+    requests: Map<String, Value>,
+    /// Told when new answers are in (dropped: the call is abandoned).
+    answered: oneshot::Sender<()>,
+}
+
+impl Exchange {
+    /// The session and request the call's notifications go to now.
+    pub fn target(&self) -> (Arc<Session>, RequestId) {
+        self.target.lock().unwrap().clone()
+    }
+
+    /// Asks `questions`: each is answered from the answers the client has
+    /// given, or the call waits while the request is answered with the
+    /// questions still open. A question the request's client capabilities
+    /// do not cover is refused at once and never sent; if none is covered,
+    /// the request itself fails with -32021 naming what is missing.
+    pub fn ask(&self, questions: Vec<Question>) -> BoxFuture<'_, Vec<Result<Value, ClientRequestError>>> {
+        Box::pin(async move {
+            let mut replies: Vec<Option<Result<Value, ClientRequestError>>> = Vec::with_capacity(questions.len());
+            let mut askable = Vec::with_capacity(questions.len());
+            let mut lacking = None;
+            for question in questions {
+                let key = question.key.clone().unwrap_or_else(|| self.name(question.method));
+                match self.capabilities.check(question.method, &question.params) {
+                    Ok(()) => {
+                        askable.push((replies.len(), key, question));
+                        replies.push(None);
+                    }
+                    Err(missing) => {
+                        replies.push(Some(Err(ClientRequestError::NotSupported(missing.why()))));
+                        lacking = Some(missing);
+                    }
+                }
+            }
+            if let (true, Some(missing)) = (askable.is_empty(), lacking) {
+                let required = missing.as_capabilities().as_object().cloned().unwrap_or_default();
+                let why = format!("Missing required client capability: {}", missing.why());
+                *self.missing.lock().unwrap() = Some(modern::missing_capability(required, &why));
+            }
+            loop {
+                let open: Map<String, Value> = {
+                    let answers = self.answers.lock().unwrap();
+                    askable
+                        .iter()
+                        .filter(|(_, key, _)| !answers.get(key).is_some_and(Value::is_object))
+                        .map(|(_, key, question)| {
+                            (
+                                key.clone(),
+                                json!({ "method": question.method, "params": question.params }),
+                            )
+                        })
+                        .collect()
+                };
+                if open.is_empty() {
+                    break;
+                }
+                let (answered, wait) = oneshot::channel();
+                if self
+                    .asks
+                    .send(Asked {
+                        requests: open,
+                        answered,
+                    })
+                    .is_err()
+                    || wait.await.is_err()
+                {
+                    return replies
+                        .into_iter()
+                        .map(|reply| reply.unwrap_or(Err(ClientRequestError::Cancelled)))
+                        .collect();
+                }
+            }
+            let answers = self.answers.lock().unwrap();
+            for (slot, key, _) in &askable {
+                replies[*slot] = Some(Ok(answers[key].clone()));
+            }
+            replies
+                .into_iter()
+                .map(|reply| reply.expect("every question answered"))
+                .collect()
+        })
+    }
+
+    /// A key for a question the plugin did not name: the same on every
+    /// replay, since a call asks in the same order.
+    fn name(&self, method: &str) -> String {
+        let kind = method.split('/').next().unwrap_or(method);
+        format!("{kind}-{}", self.named.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+
+    fn take_answers(&self, answers: Map<String, Value>) {
+        self.answers.lock().unwrap().extend(answers);
+    }
+}
+
+/// How a modern request that may ask the client starts.
+pub enum Conversation {
+    /// A new call (a first round, or a replay).
+    Fresh {
+        exchange: Arc<Exchange>,
+        asks: mpsc::UnboundedReceiver<Asked>,
+    },
+    /// The call that asked, found waiting in this process.
+    Resumed(Suspended),
+}
+
+impl Conversation {
+    pub fn exchange(&self) -> &Arc<Exchange> {
+        match self {
+            Conversation::Fresh { exchange, .. } => exchange,
+            Conversation::Resumed(suspended) => &suspended.exchange,
+        }
+    }
+}
+
+/// Reads a modern request's round-trip fields (taking them out of
+/// `params`) and finds how to serve it.
+pub fn open(
+    sealer: &Sealer,
+    suspended_calls: &SuspendedCalls,
+    session: &Arc<Session>,
+    id: &RequestId,
+    method: &str,
+    params: &mut Value,
+    meta: &RequestMeta,
+) -> Result<Conversation, RpcError> {
+    let request = request_digest(method, params);
+    let fields = params.as_object_mut();
+    let responses = match fields.as_ref().and_then(|fields| fields.get("inputResponses")) {
+        None => Map::new(),
+        Some(Value::Object(responses)) => responses.clone(),
+        Some(_) => {
+            return Err(RpcError::invalid_params(
+                "Invalid params: \"inputResponses\" must be an object of answers by the keys of \"inputRequests\"",
+            ));
+        }
+    };
+    let state = match fields.as_ref().and_then(|fields| fields.get("requestState")) {
+        None => None,
+        Some(Value::String(sealed)) => Some(sealer.open(sealed, &request)?),
+        Some(_) => {
+            return Err(RpcError::invalid_params(
+                "Invalid params: \"requestState\" must be the string the server sent, unchanged",
+            ));
+        }
+    };
+    if let Some(fields) = fields {
+        fields.remove("inputResponses");
+        fields.remove("requestState");
+    }
+    let mut answers = Map::new();
+    let mut suspended = None;
+    if let Some(state) = state {
+        answers = state.answers;
+        suspended = state.suspended;
+    }
+    answers.extend(responses);
+    if let Some(waiting) = suspended.and_then(|key| suspended_calls.take(key, &request)) {
+        waiting.exchange.take_answers(answers);
+        *waiting.exchange.target.lock().unwrap() = (session.clone(), id.clone());
+        return Ok(Conversation::Resumed(waiting));
+    }
+    let (sender, asks) = mpsc::unbounded_channel();
+    let exchange = Arc::new(Exchange {
+        capabilities: ClientCapabilities::from_initialize(&meta.capabilities),
+        request,
+        answers: Mutex::new(answers),
+        named: AtomicUsize::new(0),
+        asks: sender,
+        missing: Mutex::new(None),
+        target: Mutex::new((session.clone(), id.clone())),
+    });
+    Ok(Conversation::Fresh { exchange, asks })
+}
+
+/// A call waiting for its client's next round.
+pub struct Suspended {
+    call: BoxFuture<'static, Result<Value, RpcError>>,
+    asks: mpsc::UnboundedReceiver<Asked>,
+    waiting: Asked,
+    exchange: Arc<Exchange>,
+    /// Ends the plugin call (its request's cancellation no longer does).
+    cancel: CancellationToken,
+    since: Instant,
+}
+
+/// The calls suspended in this process, by the key their `requestState` names.
+pub struct SuspendedCalls {
+    calls: Mutex<HashMap<u64, Suspended>>,
+    capacity: usize,
+    wait: Duration,
+}
+
+impl SuspendedCalls {
+    pub fn new(capacity: usize, wait: Duration) -> Arc<Self> {
+        Arc::new(Self {
+            calls: Mutex::new(HashMap::new()),
+            capacity,
+            wait,
+        })
+    }
+
+    /// Keeps `call` until its retry takes it or its wait runs out; when full,
+    /// the call waiting longest is dropped (its retry will replay it).
+    fn park(self: &Arc<Self>, call: Suspended) -> u64 {
+        let mut key = [0; 8];
+        getrandom::fill(&mut key).expect("the operating system's random source works");
+        let key = u64::from_le_bytes(key);
+        let evicted = {
+            let mut calls = self.calls.lock().unwrap();
+            let evicted = if calls.len() >= self.capacity {
+                let oldest = calls.iter().min_by_key(|(_, call)| call.since).map(|(key, _)| *key);
+                oldest.and_then(|oldest| calls.remove(&oldest))
+            } else {
+                None
+            };
+            calls.insert(key, call);
+            evicted
+        };
+        if let Some(evicted) = evicted {
+            tracing::debug!("dropped the longest suspended call to make room; its retry will replay it");
+            evicted.cancel.cancel();
+        }
+        let table: Weak<Self> = Arc::downgrade(self);
+        let wait = self.wait;
+        tokio::spawn(async move {
+            tokio::time::sleep(wait).await;
+            let expired = table
+                .upgrade()
+                .and_then(|table| table.calls.lock().unwrap().remove(&key));
+            if let Some(expired) = expired {
+                tracing::debug!("a suspended call was not retried in time; dropped (a later retry replays it)");
+                expired.cancel.cancel();
+            }
+        });
+        key
+    }
+
+    /// The call suspended under `key`, if it is still here and belongs to `request`.
+    fn take(&self, key: u64, request: &str) -> Option<Suspended> {
+        let mut calls = self.calls.lock().unwrap();
+        if calls.get(&key)?.exchange.request != request {
+            return None;
+        }
+        calls.remove(&key)
+    }
+}
+
+impl Session {
+    /// Serves one round of a request whose plugin call may ask the client:
+    /// runs (or resumes) the call until it completes, or until it asks
+    /// something not yet answered, which suspends it and answers the request
+    /// with an `InputRequiredResult`. None: the request was cancelled.
+    pub(super) async fn converse(
+        self: &Arc<Self>,
+        conversation: Conversation,
+        start: impl FnOnce(CancellationToken) -> BoxFuture<'static, Result<Value, RpcError>>,
+        cancelled: CancellationToken,
+    ) -> Option<Result<Value, RpcError>> {
+        let (mut call, mut asks, exchange, cancel) = match conversation {
+            Conversation::Fresh { exchange, asks } => {
+                let cancel = CancellationToken::new();
+                (start(cancel.clone()), asks, exchange, cancel)
+            }
+            Conversation::Resumed(suspended) => {
+                let _ = suspended.waiting.answered.send(());
+                (suspended.call, suspended.asks, suspended.exchange, suspended.cancel)
+            }
+        };
+        let round = tokio::select! {
+            outcome = &mut call => Round::Done(outcome),
+            Some(waiting) = asks.recv() => Round::Asked(waiting),
+            _ = cancelled.cancelled() => Round::Cancelled,
+        };
+        match round {
+            Round::Done(outcome) => Some(match exchange.missing.lock().unwrap().take() {
+                Some(missing) => Err(missing),
+                None => outcome,
+            }),
+            Round::Asked(waiting) => {
+                let requests = waiting.requests.clone();
+                let answers = exchange.answers.lock().unwrap().clone();
+                let request = exchange.request.clone();
+                let key = self.hub.suspended.park(Suspended {
+                    call,
+                    asks,
+                    waiting,
+                    exchange,
+                    cancel,
+                    since: Instant::now(),
+                });
+                let state = self.hub.sealer.state(request, Some(key), answers);
+                Some(Ok(json!({
+                    "resultType": "input_required",
+                    "inputRequests": requests,
+                    "requestState": self.hub.sealer.seal(&state),
+                })))
+            }
+            Round::Cancelled => {
+                cancel.cancel();
+                None
+            }
+        }
+    }
+}
+
+/// How one round of a conversation ended.
+enum Round {
+    Done(Result<Value, RpcError>),
+    Asked(Asked),
+    Cancelled,
+}

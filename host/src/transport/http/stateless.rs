@@ -1,0 +1,436 @@
+//! 2026-07-28 requests over HTTP: one POST, one request, no `Mcp-Session-Id`.
+//!
+//! The headers that mirror the body (`MCP-Protocol-Version`, `Mcp-Method`,
+//! `Mcp-Name`) are checked against it first (-32020 and 400 when they
+//! disagree or are missing). The request then runs in a session of its own
+//! that lives as long as the request; its answer is JSON when it is ready at
+//! once, else an SSE stream of the request's notifications (progress, logs)
+//! ending with its response. Closing that stream cancels the request. The
+//! HTTP status follows the revision: 404 for an unknown method, 400 for
+//! malformed params, unsupported versions, missing capabilities and header
+//! mismatches.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::App;
+use crate::protocol::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
+use crate::protocol::modern::{
+    self, HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, PROTOCOL_VERSION, UNSUPPORTED_PROTOCOL_VERSION,
+};
+use crate::protocol::{Incoming, RequestId, RpcError};
+use crate::session::{Outgoing, Session};
+
+const PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
+const NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
+
+/// How often a quiet stream gets a comment, so proxies keep it open.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// Whether a POST without `Mcp-Session-Id` carries a 2026-07-28 message: its
+/// `MCP-Protocol-Version` header names that revision, or its body is one.
+pub fn is_modern(headers: &HeaderMap, message: &Incoming) -> bool {
+    let header_says = headers
+        .get(PROTOCOL_VERSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim() == modern::MODERN_VERSION);
+    header_says
+        || match message {
+            Incoming::Request { method, params, .. } | Incoming::Notification { method, params } => {
+                modern::is_modern(method, params)
+            }
+            Incoming::Response { .. } => false,
+        }
+}
+
+/// The HTTP status a modern error answer is sent with.
+fn status_of(error_code: i64) -> StatusCode {
+    match error_code as i32 {
+        METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        INVALID_PARAMS
+        | INVALID_REQUEST
+        | PARSE_ERROR
+        | HEADER_MISMATCH
+        | MISSING_REQUIRED_CLIENT_CAPABILITY
+        | UNSUPPORTED_PROTOCOL_VERSION => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    }
+}
+
+/// A JSON-RPC message as a JSON response with `status`.
+fn json_response(status: StatusCode, message: &Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        message.to_string(),
+    )
+        .into_response()
+}
+
+/// A header's value, trimmed; `None` when absent or not text.
+fn header_text<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim)
+}
+
+/// A header value in the revision's Base64 form (`=?base64?…?=`) decoded;
+/// plain values as they are.
+fn decoded(value: &str) -> Result<String, String> {
+    match value.strip_prefix("=?base64?").and_then(|v| v.strip_suffix("?=")) {
+        Some(encoded) => BASE64
+            .decode(encoded)
+            .ok()
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+            .ok_or_else(|| format!("{value:?} is not valid Base64 of UTF-8 text")),
+        None => Ok(value.to_owned()),
+    }
+}
+
+fn mismatch(message: String) -> RpcError {
+    RpcError::new(HEADER_MISMATCH, format!("Header mismatch: {message}"))
+}
+
+/// Checks the headers that mirror the request's body. What the body lacks is
+/// left to the request's own checks (a missing `_meta` is -32602, not a mismatch).
+fn check_headers(
+    headers: &HeaderMap,
+    method: &str,
+    params: &Value,
+    tool_schema: Option<&Value>,
+) -> Result<(), RpcError> {
+    if let Some(version) = params
+        .pointer("/_meta")
+        .and_then(|m| m.get(PROTOCOL_VERSION))
+        .and_then(Value::as_str)
+    {
+        match header_text(headers, &PROTOCOL_VERSION_HEADER) {
+            None => return Err(mismatch("the MCP-Protocol-Version header is required".into())),
+            Some(header) if header != version => {
+                return Err(mismatch(format!(
+                    "MCP-Protocol-Version header value {header:?} does not match the body's {version:?}"
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    match header_text(headers, &METHOD_HEADER) {
+        None => return Err(mismatch("the Mcp-Method header is required".into())),
+        Some(header) if header != method => {
+            return Err(mismatch(format!(
+                "Mcp-Method header value {header:?} does not match the body's method {method:?}"
+            )));
+        }
+        Some(_) => {}
+    }
+    let named = match method {
+        "tools/call" | "prompts/get" => params.get("name"),
+        "resources/read" => params.get("uri"),
+        _ => None,
+    };
+    if let Some(body) = named.and_then(Value::as_str) {
+        let Some(header) = header_text(headers, &NAME_HEADER) else {
+            return Err(mismatch(format!("the Mcp-Name header is required for {method}")));
+        };
+        let header = decoded(header).map_err(|why| mismatch(format!("Mcp-Name header {why}")))?;
+        if header != body {
+            return Err(mismatch(format!(
+                "Mcp-Name header value {header:?} does not match the body's {body:?}"
+            )));
+        }
+    }
+    if let Some(schema) = tool_schema {
+        check_param_headers(headers, schema, params.get("arguments").unwrap_or(&Value::Null))?;
+    }
+    Ok(())
+}
+
+/// Checks the `Mcp-Param-{Name}` headers of a tools/call against its
+/// arguments: every property of the tool's input schema annotated
+/// `x-mcp-header` (reached through `properties` alone) is mirrored by its
+/// header when the argument is present, and only then, with the same value.
+fn check_param_headers(headers: &HeaderMap, schema: &Value, arguments: &Value) -> Result<(), RpcError> {
+    let mut mirrored = Vec::new();
+    mirrored_properties(schema, &mut Vec::new(), &mut mirrored);
+    for (name, path) in mirrored {
+        let value = path.iter().try_fold(arguments, |value, key| value.get(key));
+        let header_name = format!("Mcp-Param-{name}");
+        let header = match headers.get(header_name.as_str()) {
+            None => None,
+            Some(header) => Some(header.to_str().map(str::trim).map_err(|_| {
+                mismatch(format!(
+                    "the {header_name} header holds characters outside visible ASCII; send such values as =?base64?…?="
+                ))
+            })?),
+        };
+        let argument = path.join(".");
+        match (value, header) {
+            (None, None) => {}
+            (Some(_), None) => {
+                return Err(mismatch(format!(
+                    "the {header_name} header is required: the argument {argument:?} is in the body"
+                )));
+            }
+            (None, Some(_)) => {
+                return Err(mismatch(format!(
+                    "the {header_name} header is sent but the body has no argument {argument:?}"
+                )));
+            }
+            (Some(value), Some(header)) => {
+                let header = decoded(header).map_err(|why| mismatch(format!("{header_name} header {why}")))?;
+                let body = match value {
+                    Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                };
+                if header != body {
+                    return Err(mismatch(format!(
+                        "{header_name} header value {header:?} does not match the argument {argument:?} ({body:?})"
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The `x-mcp-header` names in `schema` with the property path to each.
+fn mirrored_properties<'a>(schema: &'a Value, path: &mut Vec<&'a str>, found: &mut Vec<(&'a str, Vec<&'a str>)>) {
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    for (key, property) in properties {
+        path.push(key);
+        if let Some(name) = property.get("x-mcp-header").and_then(Value::as_str) {
+            found.push((name, path.clone()));
+        }
+        mirrored_properties(property, path, found);
+        path.pop();
+    }
+}
+
+/// Serves one 2026-07-28 message: a request gets its answer, a notification 202.
+pub async fn post(app: &App, headers: &HeaderMap, message: Incoming) -> Response {
+    let Incoming::Request { id, method, params } = message else {
+        // No notification of this revision needs this server's attention over
+        // HTTP (a request is cancelled by closing its stream).
+        return StatusCode::ACCEPTED.into_response();
+    };
+    let catalog = (method == "tools/call").then(|| app.sessions.hub().catalog());
+    let tool_schema = catalog.as_ref().and_then(|catalog| {
+        let tool = catalog.tools.get(params.get("name")?.as_str()?)?;
+        tool.listed.get("inputSchema")
+    });
+    if let Err(error) = check_headers(headers, &method, &params, tool_schema) {
+        return json_response(StatusCode::BAD_REQUEST, &jsonrpc::error_response(Some(&id), &error));
+    }
+    let (outbox, mut outgoing) = mpsc::unbounded_channel::<Outgoing>();
+    let session = Session::new(app.sessions.hub().clone(), outbox);
+    session.handle(Incoming::Request {
+        id: id.clone(),
+        method,
+        params,
+    });
+    let sse = super::accepts(headers).0;
+    let mut request = RunningRequest {
+        session,
+        id,
+        answered: false,
+    };
+    let Some(first) = request.next(&mut outgoing).await else {
+        return StatusCode::ACCEPTED.into_response();
+    };
+    if request.answered {
+        let status = first
+            .pointer("/error/code")
+            .and_then(Value::as_i64)
+            .map_or(StatusCode::OK, status_of);
+        return json_response(status, &first);
+    }
+    if !sse {
+        // A client that takes only JSON gets the response alone.
+        while let Some(message) = request.next(&mut outgoing).await {
+            if request.answered {
+                return json_response(StatusCode::OK, &message);
+            }
+        }
+        return StatusCode::ACCEPTED.into_response();
+    }
+    stream(request, first, outgoing)
+}
+
+/// A request running in a session of its own; dropping it before the
+/// request is answered (the client closed the stream) cancels it.
+struct RunningRequest {
+    session: Arc<Session>,
+    id: RequestId,
+    answered: bool,
+}
+
+impl RunningRequest {
+    /// The next message of this request (notifications it causes, then its
+    /// response); `None` once the session has nothing more to say.
+    async fn next(&mut self, outgoing: &mut mpsc::UnboundedReceiver<Outgoing>) -> Option<Value> {
+        if self.answered {
+            return None;
+        }
+        loop {
+            let out = outgoing.recv().await?;
+            if out.related_request.as_ref() != Some(&self.id) {
+                continue;
+            }
+            self.answered = out.message.get("method").is_none();
+            return Some(out.message);
+        }
+    }
+}
+
+impl Drop for RunningRequest {
+    fn drop(&mut self) {
+        if !self.answered {
+            let session = self.session.clone();
+            tokio::spawn(async move { session.close(Duration::ZERO, "the client closed the stream").await });
+        }
+    }
+}
+
+/// An SSE response: `first`, then the request's messages until its response.
+fn stream(request: RunningRequest, first: Value, outgoing: mpsc::UnboundedReceiver<Outgoing>) -> Response {
+    let state = (request, Some(first), outgoing);
+    let events = futures_util::stream::unfold(state, |(mut request, first, mut outgoing)| async move {
+        let message = match first {
+            Some(first) => first,
+            None => {
+                if request.answered {
+                    return None;
+                }
+                tokio::select! {
+                    message = request.next(&mut outgoing) => message?,
+                    () = tokio::time::sleep(KEEP_ALIVE) => {
+                        return Some((Ok::<_, std::convert::Infallible>(Bytes::from_static(b": keep-alive\n\n")), (request, None, outgoing)));
+                    }
+                }
+            }
+        };
+        let event = Bytes::from(format!("data: {message}\n\n"));
+        Some((Ok(event), (request, None, outgoing)))
+    });
+    let mut response = (StatusCode::OK, Body::from_stream(events)).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        pairs
+            .iter()
+            .map(|(name, value)| (HeaderName::from_static(name), HeaderValue::from_str(value).unwrap()))
+            .collect()
+    }
+
+    #[test]
+    fn mirrored_headers_must_match_the_body() {
+        let params = json!({ "name": "añadir", "_meta": { PROTOCOL_VERSION: "2026-07-28" } });
+        let good = headers(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", " tools/call "),
+            ("mcp-name", "=?base64?YcOxYWRpcg==?="),
+        ]);
+        assert!(check_headers(&good, "tools/call", &params, None).is_ok());
+        let wrong_case = headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "Tools/Call")]);
+        assert_eq!(
+            check_headers(&wrong_case, "tools/call", &params, None)
+                .unwrap_err()
+                .code,
+            HEADER_MISMATCH
+        );
+        let no_name = headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call")]);
+        assert!(
+            check_headers(&no_name, "tools/call", &params, None)
+                .unwrap_err()
+                .message
+                .contains("Mcp-Name")
+        );
+        let bad_base64 = headers(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "=?base64?!!?="),
+        ]);
+        assert!(check_headers(&bad_base64, "tools/call", &params, None).is_err());
+        let other_version = headers(&[("mcp-protocol-version", "2025-11-25"), ("mcp-method", "tools/call")]);
+        assert!(
+            check_headers(&other_version, "tools/call", &params, None)
+                .unwrap_err()
+                .message
+                .contains("MCP-Protocol-Version")
+        );
+    }
+
+    #[test]
+    fn mirrored_parameters_must_match_their_arguments() {
+        let schema = json!({ "type": "object", "properties": {
+            "region": { "type": "string", "x-mcp-header": "Region" },
+            "options": { "type": "object", "properties": { "dry": { "type": "boolean", "x-mcp-header": "Dry" } } },
+            "query": { "type": "string" },
+        }});
+        let check = |pairs: &[(&'static str, &str)], arguments: Value| {
+            check_param_headers(&headers(pairs), &schema, &arguments)
+        };
+        let arguments = json!({ "region": "us-west1", "options": { "dry": true }, "query": "q" });
+        assert!(
+            check(
+                &[("mcp-param-region", " us-west1 "), ("mcp-param-dry", "true")],
+                arguments.clone()
+            )
+            .is_ok()
+        );
+        assert!(
+            check(
+                &[
+                    ("mcp-param-region", "=?base64?dXMtd2VzdDE=?="),
+                    ("mcp-param-dry", "true")
+                ],
+                arguments.clone()
+            )
+            .is_ok()
+        );
+        let missing = check(&[("mcp-param-region", "us-west1")], arguments.clone()).unwrap_err();
+        assert!(
+            missing.message.contains("Mcp-Param-Dry header is required"),
+            "{}",
+            missing.message
+        );
+        let wrong = check(
+            &[("mcp-param-region", "eu"), ("mcp-param-dry", "true")],
+            arguments.clone(),
+        )
+        .unwrap_err();
+        assert_eq!(wrong.code, HEADER_MISMATCH);
+        assert!(
+            check(
+                &[
+                    ("mcp-param-region", "=?base64?dXMtd2VzdDE?="),
+                    ("mcp-param-dry", "true")
+                ],
+                arguments
+            )
+            .is_err()
+        );
+        assert!(check(&[], json!({ "query": "q" })).is_ok());
+        assert!(check(&[("mcp-param-region", "x")], json!({})).is_err());
+    }
+}

@@ -292,11 +292,20 @@ fn the_host_validates_arguments_before_the_plugin_runs() {
     let fine = server
         .call_tool(
             "json_schema_2020_12_tool",
-            json!({"name": "Ada", "address": {"street": "1 Main St", "city": "London"}}),
+            json!({"name": "Ada", "address": {"street": "1 Main St", "city": "London"}, "email": "ada@example.com"}),
         )
         .result()
         .clone();
     tool_ok(&fine);
+    // if/then/else: a phone contact needs a phone.
+    let no_phone = server
+        .call_tool(
+            "json_schema_2020_12_tool",
+            json!({"name": "Ada", "contactMethod": "phone", "email": "ada@example.com"}),
+        )
+        .result()
+        .clone();
+    assert!(is_tool_error(&no_phone), "then: phone is required: {no_phone}");
     server.shutdown();
 }
 

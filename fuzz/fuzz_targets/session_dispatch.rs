@@ -68,7 +68,7 @@ fn host() -> &'static Host {
         let cache = root.join("fuzz/target/plugin-cache");
         std::fs::create_dir_all(&cache).unwrap();
         let plugins = Arc::new(PluginRuntime::new(&settings, Some(cache)).unwrap());
-        let hub = Hub::new(settings.server);
+        let hub = Hub::new(settings.server).expect("the default settings make a hub");
         let loaded =
             runtime.block_on(async {
                 let mut loaded = Vec::new();

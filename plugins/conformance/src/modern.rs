@@ -68,8 +68,12 @@ fn logging(_: NoArgs) -> &'static str {
 }
 
 fn streaming_elicitation(_: NoArgs) -> Result<String, String> {
-    let answer = host::elicit_form("What is your name?", &name_schema()).map_err(|e| format!("Elicitation failed: {e}"))?;
-    Ok(format!("Hello, {}!", answer.content_as::<Value>().and_then(Result::ok).unwrap_or_default()["name"]))
+    let answer =
+        host::elicit_form("What is your name?", &name_schema()).map_err(|e| format!("Elicitation failed: {e}"))?;
+    Ok(format!(
+        "Hello, {}!",
+        answer.content_as::<Value>().and_then(Result::ok).unwrap_or_default()["name"]
+    ))
 }
 
 fn elicitation(_: NoArgs) -> Result<String, String> {
@@ -100,7 +104,11 @@ fn multiple_inputs(_: NoArgs) -> Result<String, String> {
     ]);
     let [name, greeting, roots]: [Result<Answer, RequestError>; 3] =
         answers.try_into().map_err(|_| "three answers".to_string())?;
-    let (name, greeting, roots) = (name.map_err(|e| e.to_string())?, greeting.map_err(|e| e.to_string())?, roots.map_err(|e| e.to_string())?);
+    let (name, greeting, roots) = (
+        name.map_err(|e| e.to_string())?,
+        greeting.map_err(|e| e.to_string())?,
+        roots.map_err(|e| e.to_string())?,
+    );
     Ok(format!(
         "Name: {}; greeting: {}; {}",
         field(&name, "name")?,
@@ -146,11 +154,17 @@ fn capabilities(_: NoArgs) -> Result<String, String> {
 }
 
 fn prompt(_: NoArgs) -> Result<Vec<PromptMessage>, wasm_mcp_sdk::Error> {
-    let schema = json!({ "type": "object", "properties": { "context": { "type": "string" } }, "required": ["context"] });
-    let answer = ask("user_context", Question::form("What context should the prompt use?", &schema))
-        .map_err(wasm_mcp_sdk::Error::Internal)?;
+    let schema =
+        json!({ "type": "object", "properties": { "context": { "type": "string" } }, "required": ["context"] });
+    let answer = ask(
+        "user_context",
+        Question::form("What context should the prompt use?", &schema),
+    )
+    .map_err(wasm_mcp_sdk::Error::Internal)?;
     let context = field(&answer, "context").map_err(wasm_mcp_sdk::Error::Internal)?;
-    Ok(vec![PromptMessage::user(ContentBlock::text(format!("Context: {context}")))])
+    Ok(vec![PromptMessage::user(ContentBlock::text(format!(
+        "Context: {context}"
+    )))])
 }
 
 pub fn fixtures(plugin: Plugin) -> Plugin {

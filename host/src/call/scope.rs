@@ -49,16 +49,25 @@ pub trait ClientLink: Send + Sync {
     /// Asks several questions at once; the answers come in the order asked.
     /// By default, as concurrent requests.
     fn ask(&self, questions: Vec<Question>) -> BoxFuture<'_, Vec<Result<Value, ClientRequestError>>> {
-        Box::pin(futures_util::future::join_all(
-            questions
-                .into_iter()
-                .map(|question| self.request(question.method, question.params)),
-        ))
+        ask_each(self, questions)
     }
     /// A plugin announced that a resource changed.
     fn resource_updated(&self, uri: &str);
     /// The call is waiting for a turn (`true`) or got one (`false`).
     fn queued(&self, _waiting: bool) {}
+}
+
+/// Asks `questions` through `link` as concurrent requests, one each: what
+/// [`ClientLink::ask`] does unless a link asks otherwise.
+pub fn ask_each<L: ClientLink + ?Sized>(
+    link: &L,
+    questions: Vec<Question>,
+) -> BoxFuture<'_, Vec<Result<Value, ClientRequestError>>> {
+    Box::pin(futures_util::future::join_all(
+        questions
+            .into_iter()
+            .map(|question| link.request(question.method, question.params)),
+    ))
 }
 
 /// One request being served by one plugin call.

@@ -11,7 +11,7 @@ use tokio::sync::oneshot;
 
 use super::mrtr::Exchange;
 use super::{Era, Session};
-use crate::call::{BoxFuture, ClientLink, ClientRequestError, Question};
+use crate::call::{BoxFuture, ClientLink, ClientRequestError, Question, ask_each};
 use crate::protocol::jsonrpc;
 use crate::protocol::{LogLevel, RequestId, RpcError};
 
@@ -168,10 +168,7 @@ impl ClientLink for RequestLink {
     fn ask(&self, questions: Vec<Question>) -> BoxFuture<'_, Vec<Result<Value, ClientRequestError>>> {
         match exchange(&self.era) {
             Some(exchange) => exchange.ask(questions),
-            None => Box::pin(futures_util::future::join_all(questions.into_iter().map(|question| {
-                self.session
-                    .ask_client(question.method, question.params, Some(&self.request))
-            }))),
+            None => ask_each(self, questions),
         }
     }
 

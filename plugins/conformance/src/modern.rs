@@ -90,10 +90,15 @@ fn list_roots(_: NoArgs) -> Result<String, String> {
     Ok(roots_text(&ask("client_roots", Question::ListRoots)?))
 }
 
-fn request_state(_: NoArgs) -> Result<String, String> {
+/// Asks for a confirmation under `confirm`; the answer's `ok`, as text.
+fn confirmed() -> Result<String, String> {
     let schema = json!({ "type": "object", "properties": { "ok": { "type": "boolean" } }, "required": ["ok"] });
     let answer = ask("confirm", Question::form("Confirm to continue", &schema))?;
-    Ok(format!("state-ok: confirmed={}", field(&answer, "ok")?))
+    field(&answer, "ok")
+}
+
+fn request_state(_: NoArgs) -> Result<String, String> {
+    Ok(format!("state-ok: confirmed={}", confirmed()?))
 }
 
 fn multiple_inputs(_: NoArgs) -> Result<String, String> {
@@ -129,9 +134,7 @@ fn multi_round(_: NoArgs) -> Result<String, String> {
 }
 
 fn tampered_state(_: NoArgs) -> Result<String, String> {
-    let schema = json!({ "type": "object", "properties": { "ok": { "type": "boolean" } }, "required": ["ok"] });
-    let answer = ask("confirm", Question::form("Confirm to continue", &schema))?;
-    Ok(format!("confirmed={}", field(&answer, "ok")?))
+    Ok(format!("confirmed={}", confirmed()?))
 }
 
 /// Asks for a form and a completion at once: the host sends only what the

@@ -80,13 +80,21 @@ run: build plugins
 node-deps:
 	cd tests/node && npm ci --no-audit --no-fund --loglevel=error
 
-## test: every test (Rust end-to-end tests and the Node clients)
-test: build plugins node-deps
+# The official Python SDK (mcp 2.x) as a client of the tests, in a venv under $(TOOLS).
+SDK_CLIENT := $(TOOLS)/sdk-client
+$(SDK_CLIENT)/installed: tests/python/requirements.txt
+	python3 -m venv $(SDK_CLIENT)
+	$(SDK_CLIENT)/bin/pip install --quiet --disable-pip-version-check -r $<
+	touch $@
+
+## test: every test (Rust end-to-end tests, the Node clients, the conformance suites and the Python SDK client)
+test: build plugins node-deps $(SDK_CLIENT)/installed
 	$(CARGO) test --release --workspace
 	$(CARGO) test --manifest-path sdk-guest/Cargo.toml
 	$(CARGO) test --manifest-path plugins/Cargo.toml
 	cd tests/node && ./run-tests.sh
 	cd tests/node && ./conformance.sh
+	$(SDK_CLIENT)/bin/python tests/python/modern_client.py $(BIN) $(PLUGINS_DIR)
 
 # The benchmarks are their own cargo workspace (the suite builds the official
 # Rust SDK to compare against, which the tests and lints of the root workspace

@@ -79,6 +79,15 @@ fn a_modern_client_is_served_without_initialize_and_a_legacy_one_as_before() {
             .contains(&json!("2025-11-25"))
     );
     assert_eq!(discover["_meta"][SERVER_INFO]["name"], "wasm-mcp");
+    assert_eq!(
+        discover["capabilities"]["tools"]["listChanged"], true,
+        "list changes are served through subscriptions/listen: {discover}"
+    );
+    assert_eq!(discover["capabilities"]["resources"]["subscribe"], true, "{discover}");
+    assert!(
+        discover["capabilities"].get("tasks").is_none(),
+        "2025-11-25 tasks are not offered: {discover}"
+    );
     assert!(
         discover["ttlMs"].as_u64().is_some() && discover["cacheScope"] == "public",
         "{discover}"

@@ -29,22 +29,21 @@ const MAX_COMPLETION_VALUES: usize = 100;
 const DISCOVER_TTL_MS: u64 = 3_600_000;
 
 /// The capabilities this server declares: at initialize (`legacy`), and in
-/// server/discover. In the 2026-07-28 revision list changes and resource
-/// updates come through `subscriptions/listen`, not served yet, so they are
-/// not declared there, nor are the 2025-11-25 tasks.
+/// server/discover. List changes and resource updates reach a 2025-11-25
+/// session directly and a 2026-07-28 client through `subscriptions/listen`;
+/// the 2025-11-25 tasks are declared only at initialize.
 fn server_capabilities(legacy: bool) -> Value {
+    let mut capabilities = json!({
+        "tools": { "listChanged": true },
+        "resources": { "subscribe": true, "listChanged": true },
+        "prompts": { "listChanged": true },
+        "logging": {},
+        "completions": {},
+    });
     if legacy {
-        json!({
-            "tools": { "listChanged": true },
-            "resources": { "subscribe": true, "listChanged": true },
-            "prompts": { "listChanged": true },
-            "logging": {},
-            "completions": {},
-            "tasks": { "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } },
-        })
-    } else {
-        json!({ "tools": {}, "resources": {}, "prompts": {}, "logging": {}, "completions": {} })
+        capabilities["tasks"] = json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } });
     }
+    capabilities
 }
 
 /// The server's identity in every 2026-07-28 result's `_meta`: its name and version.

@@ -138,10 +138,8 @@ fn base64_encode(args: TextArgs) -> String {
     STANDARD.encode(args.text)
 }
 
-/// A small "Aa" icon.
-const ICON: &str = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 24 24'%3E\
-%3Crect width='24' height='24' rx='4' fill='%232b6cb0'/%3E\
-%3Ctext x='12' y='17' font-size='12' text-anchor='middle' fill='white' font-family='sans-serif'%3EAa%3C/text%3E%3C/svg%3E";
+/// A small "Aa" icon: an SVG as a base64 data URI (a URI may not hold its spaces).
+const ICON: &str = "data:image/svg+xml;base64,PHN2ZyB4bWxucz0naHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmcnIHZpZXdCb3g9JzAgMCAyNCAyNCc+PHJlY3Qgd2lkdGg9JzI0JyBoZWlnaHQ9JzI0JyByeD0nNCcgZmlsbD0nIzJiNmNiMCcvPjx0ZXh0IHg9JzEyJyB5PScxNycgZm9udC1zaXplPScxMicgdGV4dC1hbmNob3I9J21pZGRsZScgZmlsbD0nd2hpdGUnIGZvbnQtZmFtaWx5PSdzYW5zLXNlcmlmJz5BYTwvdGV4dD48L3N2Zz4=";
 
 /// Every tool here only reads its arguments.
 fn pure(tool: Tool) -> Tool {

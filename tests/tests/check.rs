@@ -170,6 +170,25 @@ fn check_warns_about_grants_the_plugin_cannot_use() {
 }
 
 #[test]
+fn check_shows_resource_caching_and_warns_about_a_resource_the_plugin_does_not_list() {
+    let plugins = PluginDir::with(&["conformance"]);
+    plugins.add_file(
+        "conformance.toml",
+        b"[resources.\"test://static-text\"]\nttl_ms = 60000\ncache_scope = \"public\"\n\
+          [resources.\"test://statik-text\"]\nttl_ms = 1\n",
+    );
+    let stdout = loads("check", &plugins.path().join("conformance.wasm"));
+    contains_all(
+        &stdout,
+        &[
+            "test://static-text",
+            "cached  60000 ms, public",
+            "its manifest sets [resources.\"test://statik-text\"] but the plugin lists no resource or template with that URI",
+        ],
+    );
+}
+
+#[test]
 fn check_lists_wasi_http_as_provided_and_warns_without_a_network_grant() {
     let plugins = PluginDir::with(&["http-client"]);
     let stdout = loads("check", &plugins.path().join("http-client.wasm"));

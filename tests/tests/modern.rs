@@ -198,6 +198,39 @@ fn a_modern_client_is_served_without_initialize_and_a_legacy_one_as_before() {
     server.close();
 }
 
+#[test]
+fn a_manifest_sets_how_long_a_resource_may_be_cached() {
+    let plugins = PluginDir::with(&["conformance"]);
+    plugins.add_file(
+        "conformance.toml",
+        br#"
+[resources."test://static-text"]
+ttl_ms = 60000
+cache_scope = "public"
+[resources."test://template/{id}/data"]
+ttl_ms = 5000
+"#,
+    );
+    let mut server = start(&plugins, &[]);
+    let m = meta(json!({}), None);
+    let mut read = |uri: &str| {
+        let response = server.request("resources/read", with_meta(json!({ "uri": uri }), &m));
+        let result = result_as("ReadResourceResult", &response);
+        (result["ttlMs"].clone(), result["cacheScope"].clone())
+    };
+    assert_eq!(read("test://static-text"), (json!(60000), json!("public")));
+    assert_eq!(
+        read("test://template/7/data"),
+        (json!(5000), json!("private")),
+        "a template's setting covers every URI it matches; the scope defaults to private"
+    );
+    assert_eq!(
+        read("test://static-binary"),
+        (json!(0), json!("private")),
+        "a resource the manifest does not name is not cached"
+    );
+}
+
 /// Runs the multi-round fixture's first round and returns (its requestState, the step1 key).
 fn first_round(server: &mut ModernStdio, m: &Value) -> Value {
     let response = server.request(

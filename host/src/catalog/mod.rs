@@ -18,7 +18,9 @@ use serde_json::Value;
 
 use crate::contract::bindings::tools::{self, TaskSupport};
 use crate::contract::wire;
+use crate::manifest::CacheScope;
 use crate::plugin::Plugin;
+use crate::protocol::modern::CacheHint;
 pub use pagination::Listed;
 use uri_template::UriTemplate;
 
@@ -44,12 +46,16 @@ pub struct PromptEntry {
 pub struct ResourceEntry {
     pub plugin: Arc<Plugin>,
     pub listed: Value,
+    /// How long and by whom a read of it may be cached (the manifest's `[resources."URI"]`).
+    pub cache: CacheHint,
 }
 
 pub struct TemplateEntry {
     pub plugin: Arc<Plugin>,
     pub listed: Value,
     matcher: UriTemplate,
+    /// How long and by whom a read of a URI it matches may be cached.
+    pub cache: CacheHint,
 }
 
 macro_rules! listed_by_field {
@@ -150,6 +156,7 @@ impl Catalog {
                         ResourceEntry {
                             plugin: plugin.clone(),
                             listed,
+                            cache: cache_hint(plugin, &resource.uri),
                         },
                     );
                 }
@@ -173,6 +180,7 @@ impl Catalog {
                             plugin: plugin.clone(),
                             listed,
                             matcher,
+                            cache: cache_hint(plugin, &template.uri_template),
                         },
                     );
                 }
@@ -183,15 +191,26 @@ impl Catalog {
         }
     }
 
-    /// The plugin that serves `uri`: the one listing it, else the first whose template matches.
-    pub fn resource_owner(&self, uri: &str) -> Option<&Arc<Plugin>> {
+    /// The plugin that serves `uri` and how long a read may be cached: the
+    /// plugin listing it, else the first whose template matches.
+    pub fn resource_owner(&self, uri: &str) -> Option<(&Arc<Plugin>, CacheHint)> {
         if let Some(entry) = self.resources.get(uri) {
-            return Some(&entry.plugin);
+            return Some((&entry.plugin, entry.cache));
         }
         self.templates
             .values()
             .find(|t| t.matcher.matches(uri))
-            .map(|t| &t.plugin)
+            .map(|t| (&t.plugin, t.cache))
+    }
+}
+
+/// The caching hint the plugin's manifest sets for the resource or template `key`
+/// (its URI or URI template); by default none: `ttlMs` 0, `private`.
+fn cache_hint(plugin: &Plugin, key: &str) -> CacheHint {
+    let settings = plugin.manifest.resources.get(key).cloned().unwrap_or_default();
+    CacheHint {
+        ttl_ms: settings.ttl_ms,
+        public: settings.cache_scope == CacheScope::Public,
     }
 }
 

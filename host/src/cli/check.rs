@@ -14,7 +14,7 @@ use clap::Args;
 use wasm_mcp::config::Settings;
 use wasm_mcp::contract::bindings::tools;
 use wasm_mcp::limits::Limits;
-use wasm_mcp::manifest::{EnvValue, Manifest};
+use wasm_mcp::manifest::{CacheScope, EnvValue, Manifest};
 use wasm_mcp::plugin::Plugin;
 use wasm_mcp::runtime::{PluginRuntime, plugin_name};
 
@@ -128,6 +128,18 @@ impl Inspection {
                 "its manifest grants [env] variables but it does not import wasi:cli/environment: the grant is unused"
                     .into(),
             );
+        }
+        if let Ok(plugin) = &self.plugin {
+            let listing = &plugin.listing;
+            let unused = manifest.resources.keys().filter(|key| {
+                !listing.resources.iter().any(|r| &r.uri == *key)
+                    && !listing.templates.iter().any(|t| &t.uri_template == *key)
+            });
+            for key in unused {
+                warnings.push(format!(
+                    "its manifest sets [resources.\"{key}\"] but the plugin lists no resource or template with that URI: the setting is unused"
+                ));
+            }
         }
         for (name, value) in &manifest.env {
             if let EnvValue::FromHost { from_host } = value
@@ -252,6 +264,7 @@ fn render_exports(out: &mut String, plugin: &Plugin) {
             r.name,
             about(&r.title, &r.description)
         );
+        render_cache(out, &plugin.manifest, &r.uri);
     }
     let _ = writeln!(out, "  resource templates ({})", listing.templates.len());
     for t in &listing.templates {
@@ -263,6 +276,7 @@ fn render_exports(out: &mut String, plugin: &Plugin) {
             t.name,
             about(&t.title, &t.description)
         );
+        render_cache(out, &plugin.manifest, &t.uri_template);
     }
     let _ = writeln!(out, "  prompts ({})", listing.prompts.len());
     for p in &listing.prompts {
@@ -282,6 +296,17 @@ fn render_exports(out: &mut String, plugin: &Plugin) {
         "  completion  {}",
         if plugin.has_completion() { "yes" } else { "no" }
     );
+}
+
+/// The caching hint the manifest sets for the resource or template `key`, if any.
+fn render_cache(out: &mut String, manifest: &Manifest, key: &str) {
+    if let Some(settings) = manifest.resources.get(key) {
+        let scope = match settings.cache_scope {
+            CacheScope::Public => "public",
+            CacheScope::Private => "private",
+        };
+        let _ = writeln!(out, "      cached  {} ms, {scope}", settings.ttl_ms);
+    }
 }
 
 fn render_grants(out: &mut String, manifest: &Manifest, limits: Option<&Limits>) {

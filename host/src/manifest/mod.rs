@@ -42,6 +42,28 @@ pub struct ToolSettings {
     pub limits: LimitSettings,
 }
 
+/// Who may keep a cached copy of a result: any client (`public`) or only the
+/// one that asked (`private`).
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheScope {
+    Public,
+    #[default]
+    Private,
+}
+
+/// Settings for one resource or resource template, by its URI (or URI template).
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ResourceSettings {
+    /// How long a client may reuse a `resources/read` result (2026-07-28 `ttlMs`); 0 by default.
+    #[serde(default)]
+    pub ttl_ms: u64,
+    /// Who may reuse it (`cacheScope`); `private` by default.
+    #[serde(default)]
+    pub cache_scope: CacheScope,
+}
+
 /// A host directory the plugin may see.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -75,6 +97,9 @@ pub struct Manifest {
     /// Per-tool settings, by the plugin's own tool name.
     #[serde(default)]
     pub tools: BTreeMap<String, ToolSettings>,
+    /// Per-resource settings, by the URI of a resource or the URI template of a template.
+    #[serde(default)]
+    pub resources: BTreeMap<String, ResourceSettings>,
     /// Host directories the plugin may read (and write, where `writable`).
     #[serde(default)]
     pub directories: Vec<DirectoryGrant>,
@@ -215,6 +240,11 @@ mod tests {
             [tools.slow]
             task_support = "required"
             limits = { timeout_secs = 600 }
+            [resources."docs://index"]
+            ttl_ms = 60000
+            cache_scope = "public"
+            [resources."docs://{path}"]
+            ttl_ms = 5000
             [[directories]]
             host = "data"
             guest = "/data"
@@ -236,6 +266,14 @@ mod tests {
             }
         );
         assert_eq!(m.tools["slow"].task_support, Some(TaskSupportSetting::Required));
+        assert_eq!(
+            m.resources["docs://index"],
+            ResourceSettings {
+                ttl_ms: 60000,
+                cache_scope: CacheScope::Public
+            }
+        );
+        assert_eq!(m.resources["docs://{path}"].cache_scope, CacheScope::Private);
         assert!(m.directories[0].host.is_absolute());
         let limits = m.plugin_limits(&Limits::default()).unwrap();
         assert_eq!(limits.fuel, 1000);
@@ -260,6 +298,10 @@ mod tests {
             err.contains("network.allow") && err.contains("example.com") && err.contains(".toml"),
             "{err}"
         );
+        let err = parse("[resources.\"a://b\"]\ncache_scope = \"shared\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("shared") && err.contains("public"), "{err}");
         let err = parse("[network]\nalow = []\n").unwrap_err().to_string();
         assert!(err.contains("alow") && err.contains(".toml"), "{err}");
         let err = parse("[limits]\ntimeout_secs = -1\n")

@@ -160,8 +160,9 @@ pub fn missing_capability(required: Map<String, Value>, why: &str) -> RpcError {
     error
 }
 
-/// How long and by whom a result may be cached (`ttlMs`, `cacheScope`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How long and by whom a result may be cached (`ttlMs`, `cacheScope`); by
+/// default not at all (0, `private`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CacheHint {
     pub ttl_ms: u64,
     pub public: bool,

@@ -139,7 +139,7 @@ impl Hub {
             }
             if let Some(plugin) = replaced_plugin {
                 for uri in session.watched_resources() {
-                    let served_by = |c: &Catalog| c.resource_owner(&uri).is_some_and(|p| &*p.name == plugin);
+                    let served_by = |c: &Catalog| c.resource_owner(&uri).is_some_and(|(p, _)| &*p.name == plugin);
                     if served_by(old) || served_by(new) {
                         session.announce("notifications/resources/updated", Some(&uri));
                     }

@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::capabilities::ClientCapabilities;
 use super::client::RequestLink;
+use super::hub::Hub;
 use super::results::{self, ToolCall};
 use super::{Era, Phase, Session};
 use crate::call::{CallError, CallScope};
@@ -64,6 +65,27 @@ fn server_info() -> Value {
             "sizes": ["any"]
         }]
     })
+}
+
+/// How long and by whom a result may be cached: known when the request
+/// arrives, or, for a read, what the manifest of the plugin serving the
+/// resource says (known once the catalog that serves it is loaded).
+pub(super) enum Caching {
+    Known(Option<CacheHint>),
+    OfResource(String),
+}
+
+impl Caching {
+    pub(super) fn hint(self, hub: &Hub) -> Option<CacheHint> {
+        match self {
+            Caching::Known(hint) => hint,
+            Caching::OfResource(uri) => Some(
+                hub.catalog()
+                    .resource_owner(&uri)
+                    .map_or(CacheHint::default(), |(_, cache)| cache),
+            ),
+        }
+    }
 }
 
 impl Session {
@@ -196,8 +218,8 @@ impl Session {
 
     /// How long and by whom the result of `request` may be cached, for the
     /// requests whose modern results carry a hint.
-    pub(super) fn cache_hint(&self, request: &Request) -> Option<CacheHint> {
-        match request {
+    pub(super) fn caching(&self, request: &Request) -> Caching {
+        Caching::Known(match request {
             Request::Discover => Some(CacheHint {
                 ttl_ms: DISCOVER_TTL_MS,
                 public: true,
@@ -206,12 +228,9 @@ impl Session {
                 ttl_ms: self.hub.list_cache_ttl_ms(),
                 public: true,
             }),
-            Request::ReadResource { .. } => Some(CacheHint {
-                ttl_ms: 0,
-                public: false,
-            }),
+            Request::ReadResource { uri } => return Caching::OfResource(uri.clone()),
             _ => None,
-        }
+        })
     }
 
     fn initialize(&self, requested: &str, capabilities: &Value, client: Option<&str>) -> Result<Value, RpcError> {
@@ -266,7 +285,7 @@ fn request_error(error: CallError) -> RpcError {
 }
 
 async fn read_resource(catalog: &Catalog, uri: &str, scope: Arc<CallScope>) -> Result<Value, RpcError> {
-    let Some(plugin) = catalog.resource_owner(uri) else {
+    let Some((plugin, _)) = catalog.resource_owner(uri) else {
         return Err(RpcError::resource_not_found(uri));
     };
     let contents = plugin.read_resource(scope, uri).await.map_err(|e| match e {

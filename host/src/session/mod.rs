@@ -224,10 +224,13 @@ impl Session {
             Ok(request) => request,
             Err(error) => return self.answer(&id, &era, Err(error)),
         };
-        let cache = self.cache_hint(&request);
+        let caching = self.caching(&request);
         // Methods that only touch session state answer in order, at once.
         let request = match self.answer_inline(request) {
-            Ok(outcome) => return self.answer(&id, &era, outcome.map(|result| (result, cache))),
+            Ok(outcome) => {
+                let cache = caching.hint(&self.hub);
+                return self.answer(&id, &era, outcome.map(|result| (result, cache)));
+            }
             Err(request) => request,
         };
         let token = CancellationToken::new();
@@ -277,6 +280,7 @@ impl Session {
             session.in_flight.lock().unwrap().remove(&id);
             match outcome {
                 Some(outcome) if !token.is_cancelled() => {
+                    let cache = caching.hint(&session.hub);
                     session.answer(&id, &era, outcome.map(|result| (result, cache)))
                 }
                 _ => match session.stopped.get() {

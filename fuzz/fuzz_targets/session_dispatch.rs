@@ -12,6 +12,7 @@ use std::time::Duration;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use tokio::sync::mpsc;
+use wasm_mcp::call::ChangedLists;
 use wasm_mcp::catalog::Catalog;
 use wasm_mcp::config::Settings;
 use wasm_mcp::protocol::{Incoming, RequestId};
@@ -80,7 +81,7 @@ fn host() -> &'static Host {
                 }
                 loaded
             });
-        hub.publish(Catalog::build(&loaded), None);
+        hub.publish(Catalog::build(&loaded), None, ChangedLists::default());
         hub.startup_done();
         Host {
             runtime,

@@ -20,6 +20,7 @@ use notify::{RecursiveMode, Watcher};
 use serde_json::json;
 use tokio::sync::{Mutex, mpsc};
 
+use crate::call::ChangedLists;
 use crate::catalog::Catalog;
 use crate::plugin::Plugin;
 use crate::runtime::{PluginRuntime, plugin_name};
@@ -71,7 +72,7 @@ impl Reloader {
     /// catalog as soon as it is ready, then marks the start as done.
     pub async fn load_all(self: Arc<Self>) {
         for path in wasm_files(&self.dir) {
-            self.reload(&plugin_name(&path)).await;
+            self.reload(&plugin_name(&path), ChangedLists::default()).await;
         }
         let counts = &self.runtime.cache.counts;
         let plugins = self.plugins.lock().await.len();
@@ -128,7 +129,7 @@ impl Reloader {
                 }
                 for name in burst.names {
                     wait_until_settled(&dir.join(format!("{name}.wasm"))).await;
-                    reloader.reload(&name).await;
+                    reloader.reload(&name, ChangedLists::default()).await;
                 }
                 reloader.hub.set_changing(false);
             }
@@ -136,15 +137,33 @@ impl Reloader {
         Ok(())
     }
 
+    /// Lists a plugin again whenever it says its lists may have changed
+    /// (`host::lists-changed`), for as long as the process runs. What plugins
+    /// say while one round is under way, or within [`DEBOUNCE`] after it, is
+    /// handled in the next round, once per plugin.
+    pub fn relist_on_request(self: &Arc<Self>) {
+        let reloader = self.clone();
+        tokio::spawn(async move {
+            loop {
+                for (name, lists) in reloader.hub.next_relists().await {
+                    tracing::debug!(plugin = %name, ?lists, "listing the plugin again, as it asked");
+                    reloader.reload(&name, lists).await;
+                }
+                tokio::time::sleep(DEBOUNCE).await;
+            }
+        });
+    }
+
     /// Brings plugin `name` in line with the directory: load it, replace it,
-    /// or remove it; then publishes the catalog of the new set.
-    async fn reload(&self, name: &str) {
+    /// or remove it; then publishes the catalog of the new set, announcing
+    /// the lists that differ and the `relisted` ones.
+    async fn reload(&self, name: &str, relisted: ChangedLists) {
         let mut plugins = self.plugins.lock().await;
         let path = self.dir.join(format!("{name}.wasm"));
         if !path.is_file() {
             if plugins.remove(name).is_some() {
                 tracing::info!(plugin = name, "plugin removed");
-                self.hub.publish(Catalog::build(plugins.values()), None);
+                self.hub.publish(Catalog::build(plugins.values()), None, relisted);
             }
             return;
         }
@@ -158,7 +177,7 @@ impl Reloader {
                 );
                 let replaced = plugins.insert(name.to_owned(), plugin).is_some();
                 self.hub
-                    .publish(Catalog::build(plugins.values()), replaced.then_some(name));
+                    .publish(Catalog::build(plugins.values()), replaced.then_some(name), relisted);
             }
             Err(e) => {
                 let outcome = if plugins.contains_key(name) {

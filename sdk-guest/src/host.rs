@@ -19,9 +19,9 @@ use crate::bindings::wasm_mcp::plugin::host as raw;
 #[cfg(target_arch = "wasm32")]
 use crate::bindings::wasm_mcp::plugin::host as imports;
 pub use crate::bindings::wasm_mcp::plugin::host::{
-    Answer, ElicitAction, ElicitResult, Elicitation, FormElicitation, IncludeContext, LogLevel, ModelPreferences,
-    Question, Root, SamplingContent, SamplingMessage, SamplingRequest, SamplingResult, ToolResult, ToolUse,
-    UrlElicitation,
+    Answer, ElicitAction, ElicitResult, Elicitation, FormElicitation, IncludeContext, ListKind, LogLevel,
+    ModelPreferences, Question, Root, SamplingContent, SamplingMessage, SamplingRequest, SamplingResult, ToolResult,
+    ToolUse, UrlElicitation,
 };
 #[cfg(not(target_arch = "wasm32"))]
 use crate::testing::imports;
@@ -150,6 +150,14 @@ impl Answer {
 /// subscribed to it.
 pub fn resource_updated(uri: &str) {
     imports::resource_updated(uri);
+}
+
+/// Says that this plugin's `lists` may have changed (its tools come from data
+/// it just changed, say): the host lists the plugin again in a fresh instance,
+/// serves what it lists from then on, and tells clients to fetch those lists
+/// again. Calls close together are handled once.
+pub fn lists_changed(lists: &[ListKind]) {
+    imports::lists_changed(lists);
 }
 
 /// Why a request to the client produced no answer.

@@ -46,7 +46,7 @@ use serde_json::Value;
 use crate::Role;
 use crate::TextContent;
 use crate::host::{
-    ElicitAction, ElicitResult, Elicitation, LogLevel, RequestError, Root, SamplingContent, SamplingRequest,
+    ElicitAction, ElicitResult, Elicitation, ListKind, LogLevel, RequestError, Root, SamplingContent, SamplingRequest,
     SamplingResult,
 };
 
@@ -75,6 +75,7 @@ struct State {
     logs: Vec<(LogLevel, String)>,
     progress: Vec<ProgressReport>,
     updated_resources: Vec<String>,
+    changed_lists: Vec<ListKind>,
     completed_elicitations: Vec<String>,
     sampling_requests: Vec<SamplingRequest>,
     elicitations: Vec<Elicitation>,
@@ -184,6 +185,11 @@ impl FakeHost {
         self.state.borrow().updated_resources.clone()
     }
 
+    /// The lists announced with `host::lists_changed`, in order.
+    pub fn changed_lists(&self) -> Vec<ListKind> {
+        self.state.borrow().changed_lists.clone()
+    }
+
     /// The ids passed to [`host::elicitation_complete`](crate::host::elicitation_complete).
     pub fn completed_elicitations(&self) -> Vec<String> {
         self.state.borrow().completed_elicitations.clone()
@@ -289,6 +295,10 @@ pub(crate) mod imports {
 
     pub fn resource_updated(uri: &str) {
         with((), |s| s.updated_resources.push(uri.to_string()));
+    }
+
+    pub fn lists_changed(lists: &[ListKind]) {
+        with((), |s| s.changed_lists.extend_from_slice(lists));
     }
 
     /// Each question answered as the one-question import would answer it.

@@ -6,7 +6,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::mpsc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -42,6 +42,8 @@ pub struct ModernStdio {
     incoming: mpsc::Receiver<Value>,
     /// Every message read so far, in order.
     pub seen: Vec<Value>,
+    /// Messages read while waiting for another, not yet waited for.
+    unclaimed: Vec<Value>,
     next_id: i64,
 }
 
@@ -68,6 +70,7 @@ impl ModernStdio {
             stdin: Some(stdin),
             incoming,
             seen: Vec::new(),
+            unclaimed: Vec::new(),
             next_id: 0,
         }
     }
@@ -105,6 +108,9 @@ impl ModernStdio {
     /// waited for, that `matches`.
     #[track_caller]
     pub fn wait_for(&mut self, what: &str, matches: impl Fn(&Value) -> bool) -> Value {
+        if let Some(at) = self.unclaimed.iter().position(&matches) {
+            return self.unclaimed.remove(at);
+        }
         let deadline = Instant::now() + timeout();
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -114,6 +120,7 @@ impl ModernStdio {
                     if matches(&message) {
                         return message;
                     }
+                    self.unclaimed.push(message);
                 }
                 Err(_) => panic!(
                     "waited {:?} for {what}; seen: {:#?}\nstderr:\n{}",
@@ -122,6 +129,18 @@ impl ModernStdio {
                     self.process.stderr()
                 ),
             }
+        }
+    }
+
+    /// Reads what arrives during `period` (into `seen`, for later waits).
+    pub fn read_for(&mut self, period: Duration) {
+        let until = Instant::now() + period;
+        while let Ok(message) = self
+            .incoming
+            .recv_timeout(until.saturating_duration_since(Instant::now()))
+        {
+            self.seen.push(message.clone());
+            self.unclaimed.push(message);
         }
     }
 

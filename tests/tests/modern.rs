@@ -512,6 +512,61 @@ fn a_listen_stream_sees_a_plugin_file_land_and_ends_gracefully() {
     assert_eq!(end["_meta"][SUBSCRIPTION_ID], listen);
 }
 
+#[test]
+fn a_plugin_that_says_its_lists_changed_is_listed_again_and_listeners_are_told_once_per_burst() {
+    let plugins = PluginDir::with(&["conformance"]);
+    let mut server = start(&plugins, &[]);
+    let m = meta(json!({}), None);
+    let listen = server.start(
+        "subscriptions/listen",
+        with_meta(json!({ "notifications": { "promptsListChanged": true } }), &m),
+    );
+    server.wait_for("the acknowledgement", |message| {
+        message["method"] == "notifications/subscriptions/acknowledged"
+    });
+    let call = |tool: &str| with_meta(json!({ "name": tool, "arguments": {} }), &m);
+
+    result_as(
+        "CallToolResult",
+        &server.request("tools/call", call("test_trigger_prompt_change")),
+    );
+    let changed = server.wait_for("prompts/list_changed", |message| {
+        message["method"] == "notifications/prompts/list_changed"
+    });
+    assert_eq!(changed["params"]["_meta"][SUBSCRIPTION_ID], listen);
+
+    // Fifty in a row are handled in a few rounds, not fifty.
+    let ids: Vec<Value> = (0..50)
+        .map(|_| server.start("tools/call", call("test_trigger_prompt_change")))
+        .collect();
+    for id in &ids {
+        result_as("CallToolResult", &server.response(id));
+    }
+    server.read_for(Duration::from_secs(1));
+    let told = server.seen_of("notifications/prompts/list_changed").len();
+    assert!((2..=10).contains(&told), "{told} notifications for 51 calls");
+
+    // A tools change is not what this stream asked for.
+    result_as(
+        "CallToolResult",
+        &server.request("tools/call", call("test_trigger_tool_change")),
+    );
+    server.read_for(Duration::from_millis(500));
+    assert!(server.seen_of("notifications/tools/list_changed").is_empty());
+    let prompts = result_as(
+        "ListPromptsResult",
+        &server.request("prompts/list", with_meta(json!({}), &m)),
+    );
+    assert!(
+        prompts["prompts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["name"] == "test_input_required_result_prompt"),
+        "the plugin is served after being listed again: {prompts}"
+    );
+}
+
 /// POSTs a 2026-07-28 message with the headers that mirror it; `extra`
 /// adds headers or replaces those of the same name.
 fn post(url: &str, body: &Value, extra: &[(&str, &str)]) -> reqwest::blocking::Response {

@@ -4,11 +4,11 @@
 
 use serde_json::{Value, json};
 
-use super::scope::{ClientRequestError, Question};
+use super::scope::{ChangedLists, ClientRequestError, Question};
 use super::state::CallState;
 use crate::contract::bindings::host::{
-    self, Answer, ClientError, ElicitResult, Elicitation, LogLevel as WitLogLevel, Question as WitQuestion, Root,
-    RpcError, SamplingRequest, SamplingResult,
+    self, Answer, ClientError, ElicitResult, Elicitation, ListKind, LogLevel as WitLogLevel, Question as WitQuestion,
+    Root, RpcError, SamplingRequest, SamplingResult,
 };
 use crate::contract::bindings::types;
 use crate::contract::wire;
@@ -201,6 +201,19 @@ impl host::Host for CallState {
 
     async fn resource_updated(&mut self, uri: String) -> wasmtime::Result<()> {
         self.scope.resource_updated(&uri);
+        Ok(())
+    }
+
+    async fn lists_changed(&mut self, lists: Vec<ListKind>) -> wasmtime::Result<()> {
+        let mut changed = ChangedLists::default();
+        for list in lists {
+            match list {
+                ListKind::Tools => changed.tools = true,
+                ListKind::Resources => changed.resources = true,
+                ListKind::Prompts => changed.prompts = true,
+            }
+        }
+        self.scope.lists_changed(&self.plugin, changed);
         Ok(())
     }
 

@@ -17,7 +17,7 @@ use wasmtime::component::{Instance, InstancePre};
 
 pub use guard::{FUEL_YIELD_INTERVAL, Guard, MemoryMeter, Turn, within_output_limit};
 pub use outcome::{CallError, Cancelled};
-pub use scope::{BoxFuture, CallScope, ClientLink, ClientRequestError, NoClient, Question, ask_each};
+pub use scope::{BoxFuture, CallScope, ChangedLists, ClientLink, ClientRequestError, NoClient, Question, ask_each};
 pub use state::CallState;
 
 use crate::contract::bindings::LoadExport;

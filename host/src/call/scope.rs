@@ -37,6 +37,26 @@ pub struct Question {
     pub params: Value,
 }
 
+/// Which of a plugin's lists it said may have changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ChangedLists {
+    pub tools: bool,
+    /// Resources and resource templates.
+    pub resources: bool,
+    pub prompts: bool,
+}
+
+impl ChangedLists {
+    /// Both sets of lists.
+    pub fn union(self, other: ChangedLists) -> ChangedLists {
+        ChangedLists {
+            tools: self.tools || other.tools,
+            resources: self.resources || other.resources,
+            prompts: self.prompts || other.prompts,
+        }
+    }
+}
+
 /// The session as a plugin call sees it.
 pub trait ClientLink: Send + Sync {
     /// Sends a notification that belongs to the current request.
@@ -53,6 +73,9 @@ pub trait ClientLink: Send + Sync {
     }
     /// A plugin announced that a resource changed.
     fn resource_updated(&self, uri: &str);
+    /// Plugin `plugin` said its `lists` may have changed. Ignored by default
+    /// (while a plugin loads, nobody has seen its lists yet).
+    fn lists_changed(&self, _plugin: &str, _lists: ChangedLists) {}
     /// The call is waiting for a turn (`true`) or got one (`false`).
     fn queued(&self, _waiting: bool) {}
 }
@@ -165,6 +188,10 @@ impl CallScope {
 
     pub fn resource_updated(&self, uri: &str) {
         self.link.resource_updated(uri);
+    }
+
+    pub fn lists_changed(&self, plugin: &str, lists: ChangedLists) {
+        self.link.lists_changed(plugin, lists);
     }
 
     pub fn set_queued(&self, waiting: bool) {

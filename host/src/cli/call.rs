@@ -18,6 +18,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
+use wasm_mcp::call::ChangedLists;
 use wasm_mcp::catalog::Catalog;
 use wasm_mcp::config::{ConfigFile, Settings};
 use wasm_mcp::manifest::Manifest;
@@ -157,7 +158,7 @@ async fn call(args: &CallArgs) -> Result<()> {
         .await
         .with_context(|| format!("{} does not load", args.plugin.display()))?;
     let hub = Hub::new(settings.server)?;
-    hub.publish(Catalog::build([&plugin]), None);
+    hub.publish(Catalog::build([&plugin]), None, ChangedLists::default());
     hub.startup_done();
     check_exists(&hub, &request, &args.plugin)?;
 

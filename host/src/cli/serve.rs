@@ -59,6 +59,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     if !args.no_watch {
         reloader.watch()?;
     }
+    reloader.relist_on_request();
     tokio::spawn(reloader.clone().load_all());
     let served = match http {
         Some(config) => transport::http::serve(hub, config).await,

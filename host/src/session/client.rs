@@ -11,7 +11,7 @@ use tokio::sync::oneshot;
 
 use super::mrtr::Exchange;
 use super::{Era, Session};
-use crate::call::{BoxFuture, ClientLink, ClientRequestError, Question, ask_each};
+use crate::call::{BoxFuture, ChangedLists, ClientLink, ClientRequestError, Question, ask_each};
 use crate::protocol::jsonrpc;
 use crate::protocol::{LogLevel, RequestId, RpcError};
 
@@ -174,5 +174,9 @@ impl ClientLink for RequestLink {
 
     fn resource_updated(&self, uri: &str) {
         self.session.hub.resource_updated(uri);
+    }
+
+    fn lists_changed(&self, plugin: &str, lists: ChangedLists) {
+        self.session.hub.relist(plugin, lists);
     }
 }

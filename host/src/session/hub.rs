@@ -11,11 +11,12 @@ use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 
 use super::Session;
 use super::mrtr::SuspendedCalls;
 use super::request_state::Sealer;
+use crate::call::ChangedLists;
 use crate::catalog::Catalog;
 use crate::protocol::LogLevel;
 use crate::settings::ServerValues;
@@ -40,6 +41,10 @@ pub struct Hub {
     pub(super) sealer: Sealer,
     /// Multi round-trip calls waiting for their client's next round.
     pub(super) suspended: Arc<SuspendedCalls>,
+    /// Plugins that said their lists may have changed, waiting to be listed
+    /// again: one entry per plugin, however often it said so.
+    relists: Mutex<BTreeMap<String, ChangedLists>>,
+    relist_wanted: Notify,
 }
 
 impl Hub {
@@ -59,6 +64,8 @@ impl Hub {
             served_before_start: AtomicBool::new(false),
             changing: AtomicBool::new(false),
             sessions: Mutex::new(Vec::new()),
+            relists: Mutex::new(BTreeMap::new()),
+            relist_wanted: Notify::new(),
         }))
     }
 
@@ -88,7 +95,7 @@ impl Hub {
         self.started.send_replace(true);
         if self.served_before_start.load(Ordering::Relaxed) {
             let empty = Catalog::default();
-            self.announce_changes(&empty, &self.catalog(), None);
+            self.announce_changes(&empty, &self.catalog(), None, ChangedLists::default());
         }
     }
 
@@ -106,30 +113,32 @@ impl Hub {
         self.catalog()
     }
 
-    /// Serves `catalog` from now on, and tells every session what changed;
+    /// Serves `catalog` from now on, and tells every session what changed:
+    /// the lists that differ, and the `relisted` ones a plugin said changed;
     /// `replaced_plugin` names the plugin whose new version it holds, if any
     /// (its subscribed resources are announced as updated).
-    pub fn publish(&self, catalog: Catalog, replaced_plugin: Option<&str>) {
+    pub fn publish(&self, catalog: Catalog, replaced_plugin: Option<&str>, relisted: ChangedLists) {
         let catalog = Arc::new(catalog);
         let previous = std::mem::replace(&mut *self.catalog.write().unwrap(), catalog.clone());
         if *self.started.borrow() {
-            self.announce_changes(&previous, &catalog, replaced_plugin);
+            self.announce_changes(&previous, &catalog, replaced_plugin, relisted);
         }
     }
 
-    fn announce_changes(&self, old: &Catalog, new: &Catalog, replaced_plugin: Option<&str>) {
+    fn announce_changes(&self, old: &Catalog, new: &Catalog, replaced_plugin: Option<&str>, relisted: ChangedLists) {
         let changed = [
             (
                 "notifications/tools/list_changed",
-                listings_differ(&old.tools, &new.tools, |e| &e.listed),
+                relisted.tools || listings_differ(&old.tools, &new.tools, |e| &e.listed),
             ),
             (
                 "notifications/prompts/list_changed",
-                listings_differ(&old.prompts, &new.prompts, |e| &e.listed),
+                relisted.prompts || listings_differ(&old.prompts, &new.prompts, |e| &e.listed),
             ),
             (
                 "notifications/resources/list_changed",
-                listings_differ(&old.resources, &new.resources, |e| &e.listed)
+                relisted.resources
+                    || listings_differ(&old.resources, &new.resources, |e| &e.listed)
                     || listings_differ(&old.templates, &new.templates, |e| &e.listed),
             ),
         ];
@@ -166,6 +175,28 @@ impl Hub {
     }
 
     /// A plugin announced a change: tell every session subscribed to `uri`.
+    /// Plugin `plugin` said its `lists` may have changed: it is listed again
+    /// by whoever waits in [`Hub::next_relists`].
+    pub fn relist(&self, plugin: &str, lists: ChangedLists) {
+        let mut relists = self.relists.lock().unwrap();
+        let wanted = relists.entry(plugin.to_owned()).or_default();
+        *wanted = wanted.union(lists);
+        drop(relists);
+        self.relist_wanted.notify_one();
+    }
+
+    /// Waits until a plugin says its lists may have changed, then takes what
+    /// every plugin said since the last time.
+    pub async fn next_relists(&self) -> BTreeMap<String, ChangedLists> {
+        loop {
+            self.relist_wanted.notified().await;
+            let wanted = std::mem::take(&mut *self.relists.lock().unwrap());
+            if !wanted.is_empty() {
+                return wanted;
+            }
+        }
+    }
+
     pub fn resource_updated(&self, uri: &str) {
         for session in self.live_sessions() {
             session.announce("notifications/resources/updated", Some(uri));

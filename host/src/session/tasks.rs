@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::Session;
 use super::results::{ToolCall, ToolOutcome};
-use crate::call::{BoxFuture, CallScope, ClientLink, ClientRequestError};
+use crate::call::{BoxFuture, CallScope, ChangedLists, ClientLink, ClientRequestError};
 use crate::catalog::pagination;
 use crate::contract::bindings::tools::TaskSupport;
 use crate::protocol::requests::ListKind;
@@ -145,6 +145,10 @@ impl ClientLink for TaskLink {
 
     fn resource_updated(&self, uri: &str) {
         self.session.hub.resource_updated(uri);
+    }
+
+    fn lists_changed(&self, plugin: &str, lists: ChangedLists) {
+        self.session.hub.relist(plugin, lists);
     }
 
     fn queued(&self, waiting: bool) {

@@ -8,7 +8,7 @@
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use wasm_mcp_sdk::host::{self, Answer, LogLevel, Question, RequestError, SamplingMessage, SamplingRequest};
+use wasm_mcp_sdk::host::{self, Answer, ListKind, LogLevel, Question, RequestError, SamplingMessage, SamplingRequest};
 use wasm_mcp_sdk::{ContentBlock, NoArgs, Plugin, Prompt, PromptMessage, Tool};
 
 fn name_schema() -> Value {
@@ -52,6 +52,16 @@ struct RegionArgs {
 
 fn region_query(args: RegionArgs) -> String {
     format!("Ran {:?} in {}", args.query.unwrap_or_default(), args.region)
+}
+
+fn trigger_tool_change(_: NoArgs) -> String {
+    host::lists_changed(&[ListKind::Tools]);
+    "The tools list was announced as changed".into()
+}
+
+fn trigger_prompt_change(_: NoArgs) -> String {
+    host::lists_changed(&[ListKind::Prompts]);
+    "The prompts list was announced as changed".into()
 }
 
 fn missing_capability(_: NoArgs) -> Result<String, String> {
@@ -175,6 +185,10 @@ pub fn fixtures(plugin: Plugin) -> Plugin {
         Tool::new("test_missing_capability", missing_capability)
             .description("Asks the client's model; needs the sampling capability"),
         Tool::new("test_logging_tool", logging).description("Logs three messages at info"),
+        Tool::new("test_trigger_tool_change", trigger_tool_change)
+            .description("Says the tools list changed; listeners are told"),
+        Tool::new("test_trigger_prompt_change", trigger_prompt_change)
+            .description("Says the prompts list changed; listeners are told"),
         Tool::new("test_header_param", region_query)
             .description("A tool whose region parameter is mirrored in the Mcp-Param-Region header")
             .input_schema(json!({

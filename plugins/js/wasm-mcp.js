@@ -22,7 +22,8 @@
 // A tool's `run(args, ctx)` returns a string (text content) or an object
 // (structured content, also sent as JSON text); a thrown error gives a result
 // with `isError` and its message. `ctx.log(message, level)` and
-// `ctx.progress(done, total, message)` reach the client. This module imports
+// `ctx.progress(done, total, message)` reach the client; `ctx.ask(questions)`
+// puts `question.elicit/sample/roots` to it under keys you name, in one round. This module imports
 // nothing from the host itself, so the logic runs under `node --test` too
 // (pass `host: undefined`: log goes to stderr, progress nowhere).
 
@@ -62,7 +63,52 @@ export function inputSchema(params = {}) {
 
 const LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 
-/** What a tool can ask of the host: `log` and `progress`. */
+const text = (value) => ({ tag: "text", val: { text: value } });
+
+/** Questions for the client, for `ctx.ask`. */
+export const question = {
+  /** A form for the user: `message`, its fields a flat JSON object schema. */
+  elicit: (message, schema) => ({
+    tag: "elicit",
+    val: { tag: "form", val: { message, requestedSchema: JSON.stringify(schema) } },
+  }),
+  /** A question for the client's model: `prompt` as the user's message. */
+  sample: (prompt, { maxTokens = 256, system } = {}) => ({
+    tag: "sample",
+    val: { messages: [{ role: "user", content: [text(prompt)] }], systemPrompt: system, maxTokens, stopSequences: [] },
+  }),
+  /** The client's roots (the folders it works in). */
+  roots: () => ({ tag: "list-roots" }),
+};
+
+/** A question the client did not answer: it lacks the capability, refused, timed out, or the call was cancelled. */
+export class ClientError extends Error {}
+
+function answerValue(answer) {
+  switch (answer.tag) {
+    case "elicit":
+      return { action: answer.val.action, content: answer.val.content === undefined ? undefined : JSON.parse(answer.val.content) };
+    case "sample":
+      return answer.val.content.filter((c) => c.tag === "text").map((c) => c.val.text).join("");
+    default:
+      return answer.val.map(({ uri, name }) => ({ uri, name }));
+  }
+}
+
+function clientError(error) {
+  switch (error.tag) {
+    case "not-supported":
+      return new ClientError(`not supported: ${error.val}`);
+    case "rejected":
+      return new ClientError(`rejected (${error.val.code}): ${error.val.message}`);
+    case "timed-out":
+      return new ClientError("timed out");
+    default:
+      return new ClientError("cancelled");
+  }
+}
+
+/** What a tool can ask of the host: `log`, `progress` and `ask`. */
 export function context(host) {
   return {
     log(message, level = "info") {
@@ -73,10 +119,26 @@ export function context(host) {
     progress(done, total, message) {
       if (host) host.progress(done, total, message);
     },
+    /**
+     * Asks the client several things at once, each under a key you name
+     * (`{ name: question.elicit(...), capital: question.sample(...) }`), and
+     * returns the answers by key: `{ action, content }` for a form, the text
+     * for a sample, `[{ uri, name }]` for roots, or a `ClientError` (not
+     * thrown) for a question the client did not answer. A 2026-07-28 client
+     * answers in a later round and the call may run again from its start
+     * with the earlier answers: ask first, then act.
+     */
+    ask(questions) {
+      const keys = Object.keys(questions);
+      if (!host) return Object.fromEntries(keys.map((k) => [k, new ClientError("not running in the host: no client to ask")]));
+      const answers = host.ask(keys.map((k) => [k, questions[k]]));
+      return Object.fromEntries(
+        keys.map((k, i) => [k, answers[i].tag === "ok" ? answerValue(answers[i].val) : clientError(answers[i].val)]),
+      );
+    },
   };
 }
 
-const text = (value) => ({ tag: "text", val: { text: value } });
 const notFound = (what) => ({ tag: "not-found", val: what });
 
 /** The four exports of the `plugin` world, from declarations. */

@@ -4,7 +4,7 @@ Built with componentize-py against the `plugin` world of `wit/plugin.wit`.
 Decorate plain functions; the type hints become the input schema, the
 docstring the description (its `Args:` section describes each argument):
 
-    from wasm_mcp import tool, resource, prompt, log, progress
+    from wasm_mcp import tool, resource, prompt, log, progress, ask, elicit
     from wasm_mcp import Tools, Resources, Prompts, Completion  # the exports
 
     @tool(read_only=True)
@@ -23,6 +23,9 @@ sent as JSON text); raising `ToolError` (or any exception) gives a result with
 logic can be unit-tested with `python3 -m unittest`, without wasm: the
 component bindings (`wit_world`) are imported only when the host calls in,
 and `log`/`progress` write to stderr when there is no host.
+
+`ask` puts questions to the client (a form for the user, the client's model,
+its roots) under keys you name, all in one round.
 """
 
 import inspect
@@ -34,6 +37,7 @@ from typing import Any, Callable, Optional
 
 __all__ = [
     "tool", "resource", "prompt", "log", "progress", "ToolError",
+    "ask", "elicit", "sample", "roots", "Elicited", "ClientError",
     "Tools", "Resources", "Prompts", "Completion", "input_schema",
 ]
 
@@ -118,6 +122,108 @@ def progress(done: float, total: Optional[float] = None, message: Optional[str] 
     host = _host()
     if host is not None:
         host.progress(float(done), None if total is None else float(total), message)
+
+
+# ---- questions for the client ---------------------------------------------------
+
+@dataclass
+class _Elicit:
+    message: str
+    schema: dict
+
+
+@dataclass
+class _Sample:
+    prompt: str
+    max_tokens: int
+    system: Optional[str]
+
+
+class _Roots:
+    pass
+
+
+def elicit(message: str, schema: dict) -> _Elicit:
+    """A question for the user: a form with `message`, its fields a flat JSON object schema."""
+    return _Elicit(message, schema)
+
+
+def sample(prompt: str, max_tokens: int = 256, system: Optional[str] = None) -> _Sample:
+    """A question for the client's model: `prompt` as the user's message."""
+    return _Sample(prompt, max_tokens, system)
+
+
+def roots() -> _Roots:
+    """A question for the client: its roots (the folders it works in)."""
+    return _Roots()
+
+
+@dataclass
+class Elicited:
+    """The user's answer to a form: `action` is "accept", "decline" or "cancel";
+    `content` the submitted fields (accept only)."""
+    action: str
+    content: Optional[dict]
+
+
+class ClientError(Exception):
+    """A question the client did not answer: it lacks the capability, refused,
+    timed out, or the request was cancelled."""
+
+
+def ask(questions: dict) -> dict:
+    """Asks the client several things at once, each under a key you name
+    (`{"name": elicit(...), "capital": sample(...), "where": roots()}`), and
+    returns the answers by key: an `Elicited` for a form, the text for a
+    sample, a list of `{"uri", "name"}` for roots, or a `ClientError` (not
+    raised) for a question the client did not answer.
+
+    A 2026-07-28 client sees the keys; it answers in a later round, and the
+    call may then run again from its start with the earlier answers: ask
+    first, then act (see the plugin guide)."""
+    host = _host()
+    if host is None:
+        return {key: ClientError("not running in the host: no client to ask") for key in questions}
+    from componentize_py_types import Ok
+    answers = host.ask([(key, _question(host, q)) for key, q in questions.items()])
+    return {key: _answer(a.value) if isinstance(a, Ok) else _client_error(a.value)
+            for key, a in zip(questions, answers)}
+
+
+def _question(host, question):
+    from wit_world.imports import types
+    if isinstance(question, _Elicit):
+        return host.Question_Elicit(host.Elicitation_Form(
+            host.FormElicitation(question.message, json.dumps(question.schema))))
+    if isinstance(question, _Sample):
+        text = host.SamplingContent_Text(types.TextContent(question.prompt, None, None))
+        message = host.SamplingMessage(types.Role.USER, [text])
+        return host.Question_Sample(host.SamplingRequest(
+            [message], None, question.system, None, None, question.max_tokens, [], None, None, None))
+    if isinstance(question, _Roots):
+        return host.Question_ListRoots()
+    raise TypeError(f"not a question: {question!r}; build one with elicit(), sample() or roots()")
+
+
+def _answer(answer):
+    from wit_world.imports import host
+    if isinstance(answer, host.Answer_Elicit):
+        content = answer.value.content
+        return Elicited(answer.value.action.name.lower(), None if content is None else json.loads(content))
+    if isinstance(answer, host.Answer_Sample):
+        return "".join(c.value.text for c in answer.value.content if isinstance(c, host.SamplingContent_Text))
+    return [{"uri": r.uri, "name": r.name} for r in answer.value]
+
+
+def _client_error(error) -> ClientError:
+    from wit_world.imports import host
+    if isinstance(error, host.ClientError_NotSupported):
+        return ClientError(f"not supported: {error.value}")
+    if isinstance(error, host.ClientError_Rejected):
+        return ClientError(f"rejected ({error.value.code}): {error.value.message}")
+    if isinstance(error, host.ClientError_TimedOut):
+        return ClientError("timed out")
+    return ClientError("cancelled")
 
 
 # ---- schemas from signatures --------------------------------------------------

@@ -409,6 +409,76 @@ fn several_questions_go_out_in_one_round_and_only_what_the_client_declared() {
     server.close();
 }
 
+/// One round of `tool` with `arguments`: the keys and methods it asks, and
+/// the answer to a retry with `answers`.
+fn ask_and_answer(server: &mut ModernStdio, tool: &str, arguments: Value, answers: Value) -> (Vec<String>, Value) {
+    let m = meta(json!({ "elicitation": {}, "sampling": {} }), None);
+    let params = json!({ "name": tool, "arguments": arguments });
+    let round = server.request("tools/call", with_meta(params.clone(), &m));
+    let round = result_as("InputRequiredResult", &round);
+    let asked = round["inputRequests"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(key, request)| format!("{key}: {}", request["method"].as_str().unwrap()))
+        .collect();
+    let mut retry = params;
+    retry["inputResponses"] = answers;
+    retry["requestState"] = round["requestState"].clone();
+    let done = server.request("tools/call", with_meta(retry, &m));
+    (asked, result_as("CallToolResult", &done))
+}
+
+fn sampled(text: &str) -> Value {
+    json!({ "role": "assistant", "content": { "type": "text", "text": text }, "model": "m" })
+}
+
+#[test]
+fn python_and_javascript_plugins_ask_several_things_in_one_round() {
+    let plugins = PluginDir::with(&["stats", "textkit"]);
+    let mut server = start(&plugins, &[]);
+
+    let (asked, result) = ask_and_answer(
+        &mut server,
+        "explain_numbers",
+        json!({ "numbers": [1, 2, 3, 4] }),
+        json!({
+            "audience": elicited(json!({ "audience": "a nurse" })),
+            "explanation": sampled("They are evenly spread."),
+        }),
+    );
+    assert_eq!(
+        asked,
+        ["audience: elicitation/create", "explanation: sampling/createMessage"]
+    );
+    assert_ne!(result["isError"], true, "{result}");
+    assert_eq!(result["structuredContent"]["audience"], "a nurse");
+    assert_eq!(result["structuredContent"]["explanation"], "They are evenly spread.");
+    assert_eq!(result["structuredContent"]["mean"], 2.5);
+
+    let (asked, result) = ask_and_answer(
+        &mut server,
+        "suggest_name",
+        json!({ "description": "the number of retries left" }),
+        json!({
+            "style": elicited(json!({ "case": "constant" })),
+            "words": sampled("retries left"),
+        }),
+    );
+    assert_eq!(asked, ["style: elicitation/create", "words: sampling/createMessage"]);
+    assert_eq!(text_of(&result), "RETRIES_LEFT", "{result}");
+
+    // A declined form reaches the plugin as such.
+    let (_, result) = ask_and_answer(
+        &mut server,
+        "suggest_name",
+        json!({ "description": "x" }),
+        json!({ "style": { "action": "decline" }, "words": sampled("x") }),
+    );
+    assert_eq!(result["isError"], true);
+    assert_eq!(text_of(&result), "the user chose to decline the question");
+}
+
 #[test]
 fn a_component_built_before_ask_loads_and_asks_in_both_eras() {
     let plugins = PluginDir::empty();

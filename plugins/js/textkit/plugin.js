@@ -3,7 +3,7 @@
 // Built into a component by jco componentize (see the Makefile at the
 // repository root, `make plugins`), with the helper layer in ../wasm-mcp.js.
 import * as host from "wasm-mcp:plugin/host@0.1.0";
-import { definePlugin, param } from "../wasm-mcp.js";
+import { ClientError, definePlugin, param, question } from "../wasm-mcp.js";
 
 const CASES = ["snake", "kebab", "camel", "pascal", "constant"];
 
@@ -65,6 +65,28 @@ const plugin = definePlugin({
           ctx.progress(i + 1, lines.length, `line ${i + 1}`);
         });
         return counts;
+      },
+    },
+    suggest_name: {
+      title: "Suggest a name",
+      description: "Has the client's model name what a description says, in the case the user picks",
+      readOnly: true,
+      params: { description: param.string("What the identifier stands for") },
+      run({ description }, ctx) {
+        // Both questions go out in one round; ask first, then act.
+        const answers = ctx.ask({
+          style: question.elicit("Which case should the name be written in?", {
+            type: "object",
+            properties: { case: { type: "string", enum: CASES } },
+            required: ["case"],
+          }),
+          words: question.sample(`Name this in two or three plain words, nothing else: ${description}`, { maxTokens: 20 }),
+        });
+        for (const [key, answer] of Object.entries(answers)) {
+          if (answer instanceof ClientError) throw new Error(`the client did not answer ${key}: ${answer.message}`);
+        }
+        if (answers.style.action !== "accept") throw new Error(`the user chose to ${answers.style.action} the question`);
+        return convertCase(answers.words, answers.style.content.case);
       },
     },
   },

@@ -6,7 +6,10 @@ repository root, `make plugins`), with the helper layer in ../wasm_mcp.py.
 
 import statistics
 
-from wasm_mcp import Completion, Prompts, Resources, ToolError, Tools, log, progress, prompt, resource, tool
+from wasm_mcp import (
+    ClientError, Completion, Prompts, Resources, ToolError, Tools, ask, elicit, log, progress, prompt, resource, sample,
+    tool,
+)
 
 __all__ = ["Tools", "Resources", "Prompts", "Completion"]
 
@@ -55,6 +58,33 @@ def percentile(numbers: list[float], p: float) -> str:
     low = int(rank)
     high = min(low + 1, len(ordered) - 1)
     return str(ordered[low] + (ordered[high] - ordered[low]) * (rank - low))
+
+
+@tool(title="Explain numbers", read_only=True)
+def explain_numbers(numbers: list[float]) -> dict:
+    """Describes a list of numbers and has the client's model explain them to a reader the user names.
+
+    Args:
+        numbers: The sample (at least two numbers).
+    """
+    if len(numbers) < 2:
+        raise ToolError("explain_numbers needs at least two numbers")
+    mean, stdev = statistics.mean(numbers), statistics.stdev(numbers)
+    # Both questions go out in one round; ask first, then act.
+    answers = ask({
+        "audience": elicit("Who is the explanation for?",
+                           {"type": "object", "properties": {"audience": {"type": "string"}}, "required": ["audience"]}),
+        "explanation": sample(f"In one sentence: what do a mean of {mean:g} and a standard deviation of {stdev:g} "
+                              f"say about {len(numbers)} measurements?", max_tokens=100),
+    })
+    for key, answer in answers.items():
+        if isinstance(answer, ClientError):
+            raise ToolError(f"the client did not answer {key}: {answer}")
+    audience = answers["audience"]
+    if audience.action != "accept":
+        raise ToolError(f"the user chose to {audience.action} the question")
+    return {"mean": mean, "stdev": stdev, "audience": audience.content["audience"],
+            "explanation": answers["explanation"]}
 
 
 @resource("stats://about", name="about")

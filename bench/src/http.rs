@@ -5,6 +5,9 @@
 //! the conformance plugin, opens N sessions, and has every session send
 //! requests back to back for a fixed time: `ping` (transport and session
 //! only) and `tools/call test_simple_text` (a fresh wasm instance per call).
+//! Then the same call as 2026-07-28 stateless requests (no session: every
+//! POST carries its `_meta` and the headers that mirror it) from as many
+//! concurrent clients.
 //! Prints throughput and latency percentiles. Traffic goes to 127.0.0.1 only,
 //! and every loop is bounded in time. `WASM_MCP_BENCH_QUICK=1` measures for
 //! half a second with 1 and 8 sessions.
@@ -109,11 +112,15 @@ pub fn run() {
             report("ping", count, &latencies, start.elapsed());
             let start = Instant::now();
             let call = json!({"name": "test_simple_text", "arguments": {}});
-            let latencies = measure(&sessions, "tools/call", call, run).await;
+            let latencies = measure(&sessions, "tools/call", call.clone(), run).await;
             report("tools/call test_simple_text", count, &latencies, start.elapsed());
             for session in &sessions {
                 session.close().await;
             }
+            let clients: Vec<_> = (0..count).map(|_| Arc::new(client.stateless())).collect();
+            let start = Instant::now();
+            let latencies = measure(&clients, "tools/call", call, run).await;
+            report("stateless tools/call", count, &latencies, start.elapsed());
         }
     });
 }

@@ -1,6 +1,7 @@
 //! The lean HTTP client of the benchmarks: async sessions on one connection
-//! pool, each request read to the end of its stream and checked only for
-//! carrying its own result, so that what is measured is the server.
+//! pool (2025-11-25) or stateless requests (2026-07-28), each request read to
+//! the end of its stream and checked only for carrying its own result, so
+//! that what is measured is the server.
 
 use std::future::Future;
 
@@ -9,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::{POST_HEADERS, session_headers, session_id};
 use crate::jsonrpc;
+use crate::modern::{MODERN_VERSION, meta, with_meta};
 
 /// Opens sessions of one server over one connection pool.
 #[derive(Clone)]
@@ -42,27 +44,57 @@ impl LeanHttpClient {
             let response = post.body(initialize.to_string()).send().await.expect("initialize");
             let session = session_id(response.headers());
             response.bytes().await.expect("read the answer to initialize");
-            let session = LeanHttpSession { http, url, session };
+            let session = LeanHttpSession {
+                http,
+                url,
+                session: Some(session),
+            };
             session
                 .post(&jsonrpc::notification("notifications/initialized", Value::Null))
                 .await;
             session
         }
     }
+
+    /// A 2026-07-28 client: no session; every request carries its `_meta`
+    /// and the headers that mirror it.
+    pub fn stateless(&self) -> LeanHttpSession {
+        LeanHttpSession {
+            http: self.http.clone(),
+            url: self.url.clone(),
+            session: None,
+        }
+    }
 }
 
-/// One session of the lean client.
+/// One session of the lean client, or a stateless client (no session).
 pub struct LeanHttpSession {
     http: Client,
     url: String,
-    session: String,
+    session: Option<String>,
 }
 
 impl LeanHttpSession {
     async fn post(&self, message: &Value) -> String {
         let mut post = self.http.post(&self.url);
-        for (name, value) in POST_HEADERS.into_iter().chain(session_headers(&self.session)) {
+        for (name, value) in POST_HEADERS {
             post = post.header(name, value);
+        }
+        match &self.session {
+            Some(session) => {
+                for (name, value) in session_headers(session) {
+                    post = post.header(name, value);
+                }
+            }
+            None => {
+                post = post.header("mcp-protocol-version", MODERN_VERSION);
+                if let Some(method) = message["method"].as_str() {
+                    post = post.header("mcp-method", method);
+                }
+                if let Some(name) = message["params"]["name"].as_str() {
+                    post = post.header("mcp-name", name);
+                }
+            }
         }
         let response = post.body(message.to_string()).send().await.expect("POST");
         assert!(response.status().is_success(), "{}", response.status());
@@ -71,14 +103,21 @@ impl LeanHttpSession {
 
     /// One request, read to the end of its stream; checks that its result came.
     pub async fn request(&self, id: u64, method: &str, params: &Value) {
-        let body = self.post(&jsonrpc::request(id, method, params.clone())).await;
+        let params = match self.session {
+            Some(_) => params.clone(),
+            None => with_meta(params.clone(), &meta(json!({}), None)),
+        };
+        let body = self.post(&jsonrpc::request(id, method, params)).await;
         assert!(body.contains(&format!("\"id\":{id},\"result\"")), "no result in {body}");
     }
 
     /// DELETE: ends the session.
     pub async fn close(&self) {
+        let Some(session) = &self.session else {
+            return;
+        };
         let mut delete = self.http.delete(&self.url);
-        for (name, value) in session_headers(&self.session) {
+        for (name, value) in session_headers(session) {
             delete = delete.header(name, value);
         }
         let response = delete.send().await.expect("DELETE");

@@ -171,7 +171,7 @@ fn https_get(url: &Url, max: usize) -> Result<Structured<Response>, String> {
         .map_err(|e| format!("the request failed: {e:?}"))?;
     let content_type = response
         .headers()
-        .get(&"content-type".to_string())
+        .get("content-type")
         .first()
         .map(|v| String::from_utf8_lossy(v).into_owned());
     let body = response.consume().map_err(|()| "the response has no body")?;

@@ -197,7 +197,12 @@ fn parse_rule(text: &str) -> Result<NetRule, String> {
             ));
         }
     };
-    if tls_only && rest.contains(['/', '?', '#', '@']) {
+    // A '/' may only start a CIDR prefix length.
+    let has_path = rest
+        .split('/')
+        .skip(1)
+        .any(|after| !after.starts_with(|c: char| c.is_ascii_digit()));
+    if tls_only && (has_path || rest.contains(['?', '#', '@'])) {
         return Err("is not https://HOST or https://HOST:PORTS (no path, query or user part)".into());
     }
     let (host, ports) = if let Some(inside) = rest.strip_prefix('[') {

@@ -7,6 +7,7 @@
 
 pub mod expect;
 pub mod http;
+pub mod https;
 pub mod jsonrpc;
 pub mod loopback;
 pub mod modern;
@@ -17,6 +18,7 @@ pub mod process;
 pub mod schema;
 pub mod stdio;
 pub mod wait;
+pub mod wasi_http;
 
 pub use jsonrpc::{Response, RpcError};
 pub use paths::{binary, plugin_wasm, plugins_dist, test_plugins_dist, workspace_root};

@@ -23,14 +23,7 @@ impl TestServer {
     /// Answers every HTTP request (once its head has arrived) with 200 and `body`.
     pub fn http(body: &'static str) -> Self {
         Self::serve(move |stream| {
-            let mut request = Vec::new();
-            let mut buf = [0u8; 1024];
-            while !request.ends_with(b"\r\n\r\n") {
-                match stream.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => request.extend_from_slice(&buf[..n]),
-                }
-            }
+            read_request_head(stream);
             let answer = format!(
                 "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                 body.len()
@@ -58,6 +51,20 @@ impl TestServer {
     pub fn connections(&self) -> usize {
         self.connections.load(Ordering::SeqCst)
     }
+}
+
+/// Reads an HTTP request's head (up to its blank line); none if the
+/// connection ends or fails first.
+pub fn read_request_head(stream: &mut impl Read) -> Option<Vec<u8>> {
+    let mut request = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !request.ends_with(b"\r\n\r\n") {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => request.extend_from_slice(&buf[..n]),
+        }
+    }
+    Some(request)
 }
 
 /// A name other than `localhost` that /etc/hosts maps to loopback, if any.

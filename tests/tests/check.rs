@@ -248,3 +248,34 @@ fn check_fails_clearly_when_the_plugin_does_not_load() {
     let (_, stderr) = fails(&plugins.path().join("absent.wasm"));
     contains_all(&stderr, &["absent.wasm", "does not exist"]);
 }
+
+#[test]
+fn check_shows_tls_only_rules_and_the_ca_file() {
+    let plugins = PluginDir::with(&["http-client"]);
+    plugins.add_file("ca.pem", wasm_mcp_tests::https::TestCa::new().pem().as_bytes());
+    plugins.add_file(
+        "http-client.toml",
+        b"[network]\nallow = [\"https://api.example.com\", \"example.com:80\"]\nca_file = \"ca.pem\"\n",
+    );
+    let stdout = loads("check", &plugins.path().join("http-client.wasm"));
+    contains_all(
+        &stdout,
+        &[
+            "network      https://api.example.com (TLS only), example.com:80",
+            &format!(
+                "ca_file      {} (CA certificates https:// requests trust besides the platform's)",
+                plugins.path().join("ca.pem").display()
+            ),
+            "https:// to any of them, TLS verified by the host",
+        ],
+    );
+    assert!(!stdout.contains("Warnings"), "{stdout}");
+
+    // A ca_file that holds no certificate stops the plugin from loading, naming the key.
+    plugins.add_file("ca.pem", b"no certificate here\n");
+    let (stdout, stderr) = fails(&plugins.path().join("http-client.wasm"));
+    contains_all(
+        &format!("{stdout}{stderr}"),
+        &["[network] ca_file", "ca.pem", "holds no certificate"],
+    );
+}

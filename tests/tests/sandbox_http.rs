@@ -6,46 +6,9 @@
 
 use std::net::TcpListener;
 
-use serde_json::{Value, json};
 use wasm_mcp_tests::expect::{is_tool_error, single_text, tool_ok};
 use wasm_mcp_tests::loopback::{TestServer, loopback_alias};
-use wasm_mcp_tests::{PluginDir, StdioServer};
-
-const BODY: &str = "served over wasi:http";
-
-/// http-client under `manifest`, next to text-tools.
-fn serve(manifest: &str) -> StdioServer {
-    let plugins = PluginDir::with(&["text-tools"]);
-    plugins.add_file("http-client.toml", manifest.as_bytes());
-    plugins.add_plugin("http-client");
-    let mut server = StdioServer::start(plugins);
-    server.initialize(json!({}));
-    server
-}
-
-fn get(server: &mut StdioServer, url: &str) -> Value {
-    server.call_tool("get", json!({"url": url})).result().clone()
-}
-
-/// The GET fails as a tool error whose text contains `needle`.
-#[track_caller]
-fn refused(server: &mut StdioServer, url: &str, needle: &str) {
-    let result = get(server, url);
-    assert!(is_tool_error(&result), "{url} should have been refused, got: {result}");
-    let text = single_text(&result);
-    assert!(
-        text.contains(needle),
-        "{url}: the error should say {needle:?}, got: {text}"
-    );
-    assert!(!text.contains(BODY), "{url} reached the server: {text}");
-}
-
-#[track_caller]
-fn still_serving(server: &mut StdioServer) {
-    let result = server.call_tool("reverse", json!({"text": "abc"})).result().clone();
-    tool_ok(&result);
-    assert_eq!(single_text(&result), "cba");
-}
+use wasm_mcp_tests::wasi_http::{BODY, get, refused, serve, still_serving};
 
 #[test]
 fn a_granted_host_and_port_is_reached_and_nothing_else_is() {
@@ -71,11 +34,6 @@ fn a_granted_host_and_port_is_reached_and_nothing_else_is() {
     refused(
         &mut server,
         &format!("http://localhost:{}/", web.port),
-        "HttpRequestDenied",
-    );
-    refused(
-        &mut server,
-        &format!("https://127.0.0.1:{}/", web.port),
         "HttpRequestDenied",
     );
     still_serving(&mut server);

@@ -77,15 +77,27 @@ impl Guard {
         }
     }
 
+    /// What is left of the call's time, as it stands whenever asked (the
+    /// bound of its outgoing requests' waits).
+    pub fn time_left(&self) -> impl Fn() -> Duration + Send + Sync + 'static {
+        let (started, deadline, scope) = (self.started, self.deadline, self.scope.clone());
+        move || due(started, deadline, &scope).saturating_duration_since(Instant::now())
+    }
+
     async fn expired(&self) {
         loop {
-            let due = self.started + self.deadline + self.scope.time_waiting_on_client();
+            let due = due(self.started, self.deadline, &self.scope);
             if Instant::now() >= due {
                 return;
             }
             tokio::time::sleep_until(due.into()).await;
         }
     }
+}
+
+/// When a call armed at `started` with `deadline` is up: time waiting on the client is not counted.
+fn due(started: Instant, deadline: Duration, scope: &CallScope) -> Instant {
+    started + deadline + scope.time_waiting_on_client()
 }
 
 /// Enforces the memory cap and records the peak, for the call's usage log.

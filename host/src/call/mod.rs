@@ -58,6 +58,7 @@ impl Call {
             .fuel_async_yield_interval(Some(FUEL_YIELD_INTERVAL))
             .map_err(|e| CallError::Crashed(e.to_string()))?;
         let guard = Guard::arm(&mut store, scope.clone(), limits)?;
+        store.data_mut().http_gate.bound_by(Arc::new(guard.time_left()));
         match guard.run(pre.instantiate_async(&mut store)).await {
             Ok(instance) => Ok(Call {
                 store,
@@ -82,6 +83,10 @@ impl Call {
         state.scope = scope.clone();
         state.memory.cap = limits.memory_bytes();
         self.guard = Guard::arm(&mut self.store, scope, limits)?;
+        self.store
+            .data_mut()
+            .http_gate
+            .bound_by(Arc::new(self.guard.time_left()));
         Ok(())
     }
 

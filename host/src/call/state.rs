@@ -46,7 +46,7 @@ impl CallState {
             plugin,
             network: grants.network(),
             http: WasiHttpCtx::new(),
-            http_gate: HttpGate::new(grants.network()),
+            http_gate: HttpGate::new(grants.network(), grants.tls()),
         };
         Ok((state, output))
     }

@@ -99,6 +99,12 @@ impl Inspection {
                  every connection and name lookup will be refused"
                     .into(),
             );
+        } else if imports_any("wasi:sockets/") && manifest.network.allow.iter().all(|r| r.tls_only) {
+            warnings.push(
+                "imports wasi:sockets (network) but its manifest's [network] allow rules are all https:// (TLS only), \
+                 which grant wasi:http requests only: every socket connection and name lookup will be refused"
+                    .into(),
+            );
         }
         if imports_any("wasi:http/outgoing-handler") && manifest.network.allow.is_empty() {
             warnings.push(
@@ -110,6 +116,23 @@ impl Inspection {
         if !manifest.directories.is_empty() && !imports_any("wasi:filesystem/") {
             warnings.push(
                 "its manifest grants [[directories]] but it imports no wasi:filesystem interface: the grant is unused"
+                    .into(),
+            );
+        }
+        if manifest.network.allow.iter().any(|r| r.tls_only)
+            && imports_any("wasi:sockets/")
+            && !imports_any("wasi:http/outgoing-handler")
+        {
+            warnings.push(
+                "its manifest has https:// (TLS only) [network] rules, which grant wasi:http requests only, \
+                 but it does not import wasi:http/outgoing-handler: those rules are unused"
+                    .into(),
+            );
+        }
+        if manifest.network.ca_file.is_some() && !imports_any("wasi:http/outgoing-handler") {
+            warnings.push(
+                "its manifest sets [network] ca_file, which only the host's https:// requests use, \
+                 but it does not import wasi:http/outgoing-handler: the file is unused"
                     .into(),
             );
         }
@@ -333,8 +356,23 @@ fn render_grants(out: &mut String, manifest: &Manifest, limits: Option<&Limits>)
     if manifest.network.allow.is_empty() {
         let _ = writeln!(out, "  network      none");
     } else {
-        let rules: Vec<&str> = manifest.network.allow.iter().map(|r| r.text.as_str()).collect();
+        let rules: Vec<String> = manifest
+            .network
+            .allow
+            .iter()
+            .map(|r| match r.tls_only {
+                true => format!("{} (TLS only)", r.text),
+                false => r.text.clone(),
+            })
+            .collect();
         let _ = writeln!(out, "  network      {}", rules.join(", "));
+    }
+    if let Some(ca_file) = &manifest.network.ca_file {
+        let _ = writeln!(
+            out,
+            "  ca_file      {} (CA certificates https:// requests trust besides the platform's)",
+            ca_file.display()
+        );
     }
     if let Some(limits) = limits {
         let mut line = describe_limits(limits);
@@ -395,7 +433,10 @@ fn describe_import(import: &str) -> &'static str {
         }
         "wasi:io/error" | "wasi:io/poll" | "wasi:io/streams" => "I/O plumbing (always available)",
         i if i.starts_with("wasi:cli/terminal") => "terminal queries (never a terminal)",
-        "wasi:http/outgoing-handler" => "HTTP requests: plain http:// to hosts and ports granted by [network]",
+        "wasi:http/outgoing-handler" => {
+            "HTTP requests: plain http:// to hosts and ports granted by [network] (not by https:// rules); \
+             https:// to any of them, TLS verified by the host"
+        }
         "wasi:http/types" => "HTTP requests and responses (plumbing for outgoing-handler)",
         i if i.starts_with("wasi:http/") => "NOT PROVIDED by this host",
         _ => "",

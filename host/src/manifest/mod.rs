@@ -139,6 +139,11 @@ impl Manifest {
                 dir.host = base.join(&dir.host);
             }
         }
+        if let Some(ca_file) = &mut manifest.network.ca_file
+            && ca_file.is_relative()
+        {
+            *ca_file = base.join(&*ca_file);
+        }
         Ok(manifest)
     }
 
@@ -252,12 +257,19 @@ mod tests {
             LANG = "C"
             TOKEN = { from_host = "HOME" }
             [network]
-            allow = ["api.example.com:443", "127.0.0.1:8080", "[::1]:*", "10.0.0.0/8:80-90"]
+            allow = ["api.example.com:443", "127.0.0.1:8080", "[::1]:*", "10.0.0.0/8:80-90", "https://api.github.com"]
+            ca_file = "certs/ca.pem"
             "#,
         )
         .unwrap();
         assert_eq!(m.prefix.as_deref(), Some("docs"));
-        assert_eq!(m.network.allow.len(), 4);
+        assert_eq!(m.network.allow.len(), 5);
+        assert!(m.network.allow[4].tls_only && !m.network.allow[0].tls_only);
+        let ca_file = m.network.ca_file.as_ref().unwrap();
+        assert!(
+            ca_file.is_absolute() && ca_file.ends_with("certs/ca.pem"),
+            "{ca_file:?}"
+        );
         assert_eq!(
             m.network.allow[1].ports,
             PortRange {

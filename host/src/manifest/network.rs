@@ -1,4 +1,5 @@
-//! The `[network]` table of a manifest: which addresses a plugin may reach.
+//! The `[network]` table of a manifest: which addresses a plugin may reach,
+//! and which extra certificate authorities its HTTPS requests trust.
 //!
 //! ```toml
 //! [network]
@@ -11,17 +12,25 @@
 //!     "[2001:db8::/32]:443",     # an IPv6 CIDR range (prefix inside the brackets)
 //!     "127.0.0.1:8080",          # loopback: only when named like this
 //!     "localhost:8080",          # or by the name `localhost`
+//!     "https://api.github.com",  # TLS only: https:// requests to port 443
+//!     "https://internal.example:8443",
 //! ]
+//! ca_file = "certs/internal-ca.pem" # relative to the manifest's folder
 //! ```
 //!
-//! Every rule is `HOST:PORTS`. `HOST` is a DNS name (letters, digits, `-`
-//! and `.`; no wildcards), an IPv4 address or CIDR range, or an IPv6 address
-//! or CIDR range in brackets. `PORTS` is a port (1–65535), a range `A-B`, or
-//! `*` for any port. Rules are parsed when the manifest is read; an invalid
-//! one is an error naming the rule and the file.
+//! Every rule is `HOST:PORTS` or `https://HOST[:PORTS]`. `HOST` is a DNS name
+//! (letters, digits, `-` and `.`; no wildcards), an IPv4 address or CIDR
+//! range, or an IPv6 address or CIDR range in brackets. `PORTS` is a port
+//! (1–65535), a range `A-B`, or `*` for any port; an `https://` rule without
+//! one covers 443. An `https://` rule is TLS only: it grants `wasi:http`
+//! requests whose URL is `https://` (the host makes the TLS connection and
+//! verifies the certificate), and nothing else: no plain `http://` request,
+//! no socket, no name lookup by the plugin. Rules are parsed when the
+//! manifest is read; an invalid one is an error naming the rule and the file.
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::path::PathBuf;
 
 use serde::Deserialize;
 
@@ -29,9 +38,13 @@ use serde::Deserialize;
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkSettings {
-    /// What the plugin may connect (TCP) or send datagrams (UDP) to.
+    /// What the plugin may connect (TCP) or send datagrams (UDP) to, and
+    /// send HTTP requests to.
     #[serde(default)]
     pub allow: Vec<NetRule>,
+    /// PEM certificates of authorities the plugin's HTTPS requests trust
+    /// besides the platform's; relative to the manifest's folder once parsed.
+    pub ca_file: Option<PathBuf>,
 }
 
 /// One `allow` rule: a host pattern and the ports it covers.
@@ -40,6 +53,8 @@ pub struct NetworkSettings {
 pub struct NetRule {
     pub host: HostPattern,
     pub ports: PortRange,
+    /// Written `https://...`: grants only HTTPS requests through `wasi:http`.
+    pub tls_only: bool,
     /// The rule as written, for messages.
     pub text: String,
 }
@@ -172,18 +187,44 @@ fn parse_rule(text: &str) -> Result<NetRule, String> {
     if trimmed.is_empty() {
         return Err("is empty; write HOST:PORT, e.g. \"api.example.com:443\"".into());
     }
-    let (host, ports) = if let Some(rest) = trimmed.strip_prefix('[') {
-        let (inside, after) = rest
+    let (tls_only, rest) = match trimmed.split_once("://") {
+        None => (false, trimmed),
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("https") => (true, rest.strip_suffix('/').unwrap_or(rest)),
+        Some((scheme, _)) => {
+            return Err(format!(
+                "has the scheme {scheme}://; only https:// rules exist (TLS only). \
+                 Write HOST:PORT for a rule that grants plain connections and http:// too"
+            ));
+        }
+    };
+    // A '/' may only start a CIDR prefix length.
+    let has_path = rest
+        .split('/')
+        .skip(1)
+        .any(|after| !after.starts_with(|c: char| c.is_ascii_digit()));
+    if tls_only && (has_path || rest.contains(['?', '#', '@'])) {
+        return Err("is not https://HOST or https://HOST:PORTS (no path, query or user part)".into());
+    }
+    let (host, ports) = if let Some(inside) = rest.strip_prefix('[') {
+        let (inside, after) = inside
             .split_once(']')
             .ok_or("has '[' without ']'; write an IPv6 address as \"[2001:db8::1]:443\"")?;
-        let ports = after
-            .strip_prefix(':')
-            .ok_or("has no port after ']'; write \"[ADDRESS]:PORT\" or \"[ADDRESS]:*\"")?;
+        let ports = match after.strip_prefix(':') {
+            Some(ports) => ports,
+            None if tls_only && after.is_empty() => HTTPS_PORT,
+            None => return Err("has no port after ']'; write \"[ADDRESS]:PORT\" or \"[ADDRESS]:*\"".into()),
+        };
         (parse_ipv6_host(inside)?, ports)
     } else {
-        let (host, ports) = trimmed
-            .rsplit_once(':')
-            .ok_or("has no port; write HOST:PORT, HOST:FIRST-LAST or HOST:* (e.g. \"api.example.com:443\")")?;
+        let (host, ports) = match rest.rsplit_once(':') {
+            Some(split) => split,
+            None if tls_only => (rest, HTTPS_PORT),
+            None => {
+                return Err(
+                    "has no port; write HOST:PORT, HOST:FIRST-LAST or HOST:* (e.g. \"api.example.com:443\")".into(),
+                );
+            }
+        };
         if host.contains(':') {
             return Err("looks like an IPv6 address: put it in brackets, e.g. \"[::1]:8080\"".into());
         }
@@ -192,9 +233,13 @@ fn parse_rule(text: &str) -> Result<NetRule, String> {
     Ok(NetRule {
         host,
         ports: parse_ports(ports)?,
+        tls_only,
         text: trimmed.to_owned(),
     })
 }
+
+/// The port an `https://` rule without one covers.
+const HTTPS_PORT: &str = "443";
 
 fn parse_ipv6_host(inside: &str) -> Result<HostPattern, String> {
     let (addr, prefix) = match inside.split_once('/') {
@@ -320,6 +365,30 @@ mod tests {
             rule("[2001:db8::/32]:443").host,
             HostPattern::Net(IpNet::v6([0x2001, 0xdb8, 0, 0, 0, 0, 0, 0], 32))
         );
+        assert!(!rule("api.example.com:443").tls_only);
+    }
+
+    #[test]
+    fn https_rules_are_tls_only_and_default_to_port_443() {
+        let r = rule("https://API.example.com");
+        assert!(r.tls_only);
+        assert_eq!(r.host, HostPattern::Name("api.example.com".into()));
+        assert_eq!(r.ports, PortRange { first: 443, last: 443 });
+        assert_eq!(r.text, "https://API.example.com");
+        assert_eq!(rule("https://api.example.com/").ports.first, 443);
+        assert_eq!(
+            rule("HTTPS://localhost:8443-8444").ports,
+            PortRange {
+                first: 8443,
+                last: 8444
+            }
+        );
+        assert_eq!(rule("https://[::1]").ports.first, 443);
+        assert_eq!(rule("https://[::1]:*").ports, PortRange::ANY);
+        assert_eq!(
+            rule("https://10.0.0.0/8").host,
+            HostPattern::Net(IpNet::v4(10, 0, 0, 0, 8))
+        );
     }
 
     #[test]
@@ -341,6 +410,13 @@ mod tests {
             ("300.1.1.1:80", "not a valid IPv4"),
             (":80", "no host"),
             ("", "empty"),
+            ("http://example.com", "only https://"),
+            ("ftp://example.com:21", "only https://"),
+            ("https://example.com/path", "no path"),
+            ("https://user@example.com", "no path"),
+            ("https://", "no host"),
+            ("https://[::1", "without ']'"),
+            ("https://*.example.com", "wildcard"),
         ] {
             let err = error(text);
             assert!(err.contains(needle) && err.contains("network.allow"), "{text:?}: {err}");

@@ -1,45 +1,74 @@
 //! Outgoing HTTP (`wasi:http/outgoing-handler`) under the plugin's `[network]`
-//! grants, the same ones its sockets are held to.
+//! grants, the same ones its sockets are held to, over plain TCP or TLS.
 //!
 //! The request's host must be granted: a DNS name only if a rule names it
 //! (with the request's port), an IP literal only if it passes the address
-//! check. The host resolves the name itself and connects only to an address
-//! [`NetworkPolicy::check`] allows, so a granted name that resolves to
-//! loopback or a metadata endpoint is refused exactly as for a socket. Only
-//! plain `http://` is sent; `https://` is refused (this host links no TLS stack).
+//! check; an `http://` request may not use a TLS-only (`https://`) rule. The
+//! host resolves the name itself and connects only to an address
+//! [`NetworkPolicy::allows`] allows, so a granted name that resolves to
+//! loopback or a metadata endpoint is refused exactly as for a socket. An
+//! `https://` request is then encrypted by the host: the server's certificate
+//! must be valid for the URL's host under the plugin's [`TlsTrust`], and ALPN
+//! picks HTTP/2 or HTTP/1.1. A call's requests to one origin share
+//! connections ([`Pool`]); every wait is bounded by the request's timeouts
+//! and by what is left of the call's deadline.
 
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Poll, ready};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http::uri::Scheme;
 use http_body_util::BodyExt;
+use hyper::body::{Body, Frame, Incoming, SizeHint};
+use hyper::client::conn::{http1, http2};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
-use wasmtime_wasi::sockets::SocketAddrUse;
+use tokio::time::{Instant, Sleep};
 use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
-use super::NetworkPolicy;
+use super::pool::{Origin, Pool, Sender};
+use super::tls::{self, TlsTrust};
+use super::{Channel, NetworkPolicy};
 
-/// Bounds a connect (and the HTTP handshake) when the guest sets none.
+/// Bounds a connect (with the TLS and HTTP handshakes) when the guest sets none.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Bounds the wait for the response head when the guest sets none.
 const FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(60);
+/// Bounds the wait for each part of the response body when the guest sets none.
+const BETWEEN_BYTES_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The rest of a response's I/O, driven after its head arrived.
 type IoFuture = Box<dyn Future<Output = Result<(), Error>> + Send>;
 type Sent = (http::Response<WasiBody>, IoFuture);
 
-/// The `wasi:http` hooks of one call: every request is checked against the plugin's grants.
+/// What is left of the call's deadline.
+pub type TimeLeft = Arc<dyn Fn() -> Duration + Send + Sync>;
+
+/// The `wasi:http` hooks of one call: every request is checked against the
+/// plugin's grants, and its connections are kept for the call's next requests.
 pub struct HttpGate {
     policy: Arc<NetworkPolicy>,
+    tls: Arc<TlsTrust>,
+    pool: Arc<Pool>,
+    time_left: Option<TimeLeft>,
 }
 
 impl HttpGate {
-    pub fn new(policy: Arc<NetworkPolicy>) -> Self {
-        Self { policy }
+    pub fn new(policy: Arc<NetworkPolicy>, tls: Arc<TlsTrust>) -> Self {
+        Self {
+            policy,
+            tls,
+            pool: Arc::default(),
+            time_left: None,
+        }
+    }
+
+    /// Bounds every wait of the call's requests by `time_left`.
+    pub fn bound_by(&mut self, time_left: TimeLeft) {
+        self.time_left = Some(time_left);
     }
 }
 
@@ -50,118 +79,274 @@ impl WasiHttpHooks for HttpGate {
         options: Option<RequestOptions>,
         _fut: IoFuture,
     ) -> Box<dyn Future<Output = Result<Sent, Error>> + Send> {
-        let policy = self.policy.clone();
-        Box::new(async move { send(&policy, request, options).await })
+        let exchange = Exchange {
+            policy: self.policy.clone(),
+            tls: self.tls.clone(),
+            pool: self.pool.clone(),
+            waits: Waits {
+                options: options.unwrap_or_default(),
+                time_left: self.time_left.clone(),
+            },
+        };
+        Box::new(async move { exchange.send(request).await })
     }
 }
 
-/// Logs a refused request (with the plugin's name) and returns the guest's error code.
-fn refuse(policy: &NetworkPolicy, target: &str, why: &str, code: Error) -> Error {
-    tracing::warn!(plugin = %policy.plugin(), target, "outgoing HTTP request refused: {why}");
-    code
+/// How long each step of a request may take.
+#[derive(Clone)]
+struct Waits {
+    options: RequestOptions,
+    time_left: Option<TimeLeft>,
 }
 
-async fn send(
-    policy: &NetworkPolicy,
-    mut request: http::Request<WasiBody>,
-    options: Option<RequestOptions>,
-) -> Result<Sent, Error> {
-    let uri = request.uri().clone();
-    let authority = uri.authority().ok_or(Error::HttpRequestUriInvalid)?;
-    let target = format!("{}://{authority}", uri.scheme_str().unwrap_or("http"));
-    if uri.scheme() != Some(&Scheme::HTTP) {
-        let why = "only plain http:// is supported (this host provides no TLS for wasi:http)";
-        return Err(refuse(policy, &target, why, Error::HttpRequestDenied));
+impl Waits {
+    /// `wait`, or less if the call's deadline comes first.
+    fn capped(&self, wait: Duration) -> Duration {
+        self.time_left.as_ref().map_or(wait, |left| wait.min(left()))
     }
-    let port = authority.port_u16().unwrap_or(80);
-    let host = authority.host();
-    let addrs: Vec<SocketAddr> = match host.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>() {
-        Ok(ip) => vec![SocketAddr::new(ip, port)],
-        Err(_) => {
-            if !policy.grants_name(host, port) {
-                let why = "no [network] rule of the plugin's manifest grants this name and port";
-                return Err(refuse(policy, &target, why, Error::HttpRequestDenied));
+
+    fn connect(&self) -> Duration {
+        self.capped(self.options.connect_timeout.unwrap_or(CONNECT_TIMEOUT))
+    }
+
+    fn first_byte(&self) -> Duration {
+        self.capped(self.options.first_byte_timeout.unwrap_or(FIRST_BYTE_TIMEOUT))
+    }
+
+    fn between_bytes(&self) -> Duration {
+        self.capped(self.options.between_bytes_timeout.unwrap_or(BETWEEN_BYTES_TIMEOUT))
+    }
+}
+
+/// One request, with what it needs of the call.
+struct Exchange {
+    policy: Arc<NetworkPolicy>,
+    tls: Arc<TlsTrust>,
+    pool: Arc<Pool>,
+    waits: Waits,
+}
+
+impl Exchange {
+    /// Logs a refused or failed request (with the plugin's name) and returns the guest's error code.
+    fn refuse(&self, target: &str, why: &str, code: Error) -> Error {
+        tracing::warn!(plugin = %self.policy.plugin(), target, "outgoing HTTP request refused: {why}");
+        code
+    }
+
+    async fn send(self, mut request: http::Request<WasiBody>) -> Result<Sent, Error> {
+        let uri = request.uri().clone();
+        let authority = uri.authority().ok_or(Error::HttpRequestUriInvalid)?;
+        let tls = uri.scheme() == Some(&Scheme::HTTPS);
+        let origin = Origin {
+            tls,
+            host: authority.host().to_ascii_lowercase(),
+            port: authority.port_u16().unwrap_or(if tls { 443 } else { 80 }),
+        };
+        let target = format!("{}://{authority}", if tls { "https" } else { "http" });
+
+        let mut sender = match self.idle_connection(&origin).await {
+            Some(sender) => sender,
+            None => self.connect(&origin, &target).await?,
+        };
+        match &sender {
+            // The request line carries only the path (the authority went into `Host`).
+            Sender::Http1(_) => {
+                *request.uri_mut() = http::Uri::builder()
+                    .path_and_query(uri.path_and_query().map(|p| p.as_str()).unwrap_or("/"))
+                    .build()
+                    .map_err(|_| Error::HttpRequestUriInvalid)?;
             }
-            match tokio::net::lookup_host((host, port)).await {
-                Ok(addrs) => addrs.collect(),
-                Err(e) => {
-                    let why = format!("the name does not resolve: {e}");
-                    let code = Error::DnsError {
-                        rcode: None,
-                        info_code: None,
-                    };
-                    return Err(refuse(policy, &target, &why, code));
+            // The authority travels as `:authority`, which `Host` must not contradict.
+            Sender::Http2(_) => {
+                request.headers_mut().remove(http::header::HOST);
+            }
+        }
+        let shared = sender.share();
+        if let Some(shared) = shared {
+            self.pool.put(origin.clone(), shared);
+        }
+
+        let response = tokio::time::timeout(self.waits.first_byte(), sender.send(request))
+            .await
+            .map_err(|_| Error::ConnectionReadTimeout)??;
+        // An HTTP/1.1 connection is free again once this response has been read.
+        let release = matches!(sender, Sender::Http1(_)).then(|| (self.pool.clone(), origin, sender));
+        let between_bytes = self.waits.clone();
+        let response = response.map(|incoming| ResponseBody::new(incoming, between_bytes, release).boxed_unsync());
+        let io: IoFuture = Box::new(async { Ok(()) });
+        Ok((response, io))
+    }
+
+    /// An open connection to `origin` from an earlier request of the call, ready for this one.
+    async fn idle_connection(&self, origin: &Origin) -> Option<Sender> {
+        while let Some(mut sender) = self.pool.take(origin) {
+            if let Ok(true) = tokio::time::timeout(self.waits.connect(), sender.ready()).await {
+                return Some(sender);
+            }
+        }
+        None
+    }
+
+    /// A new connection to `origin`, to an address the grants allow.
+    async fn connect(&self, origin: &Origin, target: &str) -> Result<Sender, Error> {
+        let channel = if origin.tls { Channel::Tls } else { Channel::Plain };
+        let host = origin.host.as_str();
+        let port = origin.port;
+        let addrs: Vec<SocketAddr> = match host.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>() {
+            Ok(ip) => vec![SocketAddr::new(ip, port)],
+            Err(_) => {
+                if let Err(why) = self.policy.grants_name(host, port, channel) {
+                    return Err(self.refuse(target, &why, Error::HttpRequestDenied));
+                }
+                match tokio::net::lookup_host((host, port)).await {
+                    Ok(addrs) => addrs.collect(),
+                    Err(e) => {
+                        let why = format!("the name does not resolve: {e}");
+                        let code = Error::DnsError {
+                            rcode: None,
+                            info_code: None,
+                        };
+                        return Err(self.refuse(target, &why, code));
+                    }
                 }
             }
-        }
-    };
-    let mut allowed = Vec::new();
-    for addr in addrs {
-        // Logs each refused address.
-        if policy.check(addr, SocketAddrUse::TcpConnect).await {
-            allowed.push(addr);
-        }
-    }
-    if allowed.is_empty() {
-        let why = "no address it resolves to is granted";
-        return Err(refuse(policy, &target, why, Error::DestinationIpProhibited));
-    }
-
-    let connect_timeout = options.and_then(|o| o.connect_timeout).unwrap_or(CONNECT_TIMEOUT);
-    let first_byte_timeout = options.and_then(|o| o.first_byte_timeout).unwrap_or(FIRST_BYTE_TIMEOUT);
-    let mut stream = Err(Error::ConnectionRefused);
-    for addr in allowed {
-        stream = match tokio::time::timeout(connect_timeout, TcpStream::connect(addr)).await {
-            Ok(Ok(stream)) => Ok(stream),
-            Ok(Err(e)) => Err(Error::Connect(e)),
-            Err(_) => Err(Error::ConnectionTimeout),
         };
-        if stream.is_ok() {
-            break;
-        }
-    }
-    let (mut sender, conn) = tokio::time::timeout(
-        connect_timeout,
-        hyper::client::conn::http1::handshake(TokioIo::new(stream?)),
-    )
-    .await
-    .map_err(|_| Error::ConnectionTimeout)??;
-
-    // The request line carries only the path (the authority went into `Host`).
-    *request.uri_mut() = http::Uri::builder()
-        .path_and_query(uri.path_and_query().map(|p| p.as_str()).unwrap_or("/"))
-        .build()
-        .map_err(|_| Error::HttpRequestUriInvalid)?;
-
-    // Wait for the response head while driving the connection (as wasmtime-wasi-http's default sender does).
-    let mut send = std::pin::pin!(tokio::time::timeout(first_byte_timeout, sender.send_request(request)));
-    let mut conn = Some(conn);
-    let response = std::future::poll_fn(|cx| match send.as_mut().poll(cx) {
-        Poll::Ready(Ok(result)) => Poll::Ready(result.map_err(Error::from)),
-        Poll::Ready(Err(_)) => Poll::Ready(Err(Error::ConnectionReadTimeout)),
-        Poll::Pending => {
-            let Some(driver) = conn.as_mut() else {
-                return Poll::Pending;
-            };
-            let done = ready!(Pin::new(driver).poll(cx));
-            conn = None;
-            match done {
-                Ok(()) => match send.as_mut().poll(cx) {
-                    Poll::Ready(Ok(result)) => Poll::Ready(result.map_err(Error::from)),
-                    Poll::Ready(Err(_)) => Poll::Ready(Err(Error::ConnectionReadTimeout)),
-                    Poll::Pending => Poll::Pending,
-                },
-                Err(e) => Poll::Ready(Err(Error::from(e))),
+        let mut allowed = Vec::new();
+        let mut refusal = None;
+        for addr in addrs {
+            match self.policy.allows(addr, channel).await {
+                Ok(()) => allowed.push(addr),
+                Err(why) => refusal = refusal.or(Some(format!("{addr}: {why}"))),
             }
         }
-    })
-    .await?;
-    let response = response.map(|body| body.map_err(Error::from).boxed_unsync());
-    let io: IoFuture = Box::new(async move {
-        match conn {
-            Some(conn) => conn.await.map_err(Error::from),
-            None => Ok(()),
+        if allowed.is_empty() {
+            let why = format!("no address it resolves to is granted ({})", refusal.unwrap_or_default());
+            return Err(self.refuse(target, &why, Error::DestinationIpProhibited));
         }
-    });
-    Ok((response, io))
+
+        let deadline = Instant::now() + self.waits.connect();
+        let mut stream = Err(Error::ConnectionRefused);
+        for addr in allowed {
+            stream = match tokio::time::timeout_at(deadline, TcpStream::connect(addr)).await {
+                Ok(Ok(stream)) => Ok(stream),
+                Ok(Err(e)) => Err(Error::Connect(e)),
+                Err(_) => Err(Error::ConnectionTimeout),
+            };
+            if stream.is_ok() {
+                break;
+            }
+        }
+        let stream = stream?;
+        let handshakes = async {
+            if !origin.tls {
+                return self.handshake(stream, false).await;
+            }
+            let name = tls::server_name(host)?;
+            let connector = tokio_rustls::TlsConnector::from(self.tls.config());
+            match connector.connect(name, stream).await {
+                Ok(stream) => {
+                    let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+                    self.handshake(stream, h2).await
+                }
+                Err(e) => {
+                    let (code, why) = tls::handshake_error(&e);
+                    Err(self.refuse(target, &why, code))
+                }
+            }
+        };
+        tokio::time::timeout_at(deadline, handshakes)
+            .await
+            .map_err(|_| Error::ConnectionTimeout)?
+    }
+
+    /// The HTTP handshake on a new connection, whose driver the pool then runs.
+    async fn handshake<S>(&self, stream: S, h2: bool) -> Result<Sender, Error>
+    where
+        S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+    {
+        let io = TokioIo::new(stream);
+        if h2 {
+            let (sender, connection) = http2::handshake(Spawner, io).await?;
+            self.pool.drive(async move {
+                let _ = connection.await;
+            });
+            Ok(Sender::Http2(sender))
+        } else {
+            let (sender, connection) = http1::handshake(io).await?;
+            self.pool.drive(async move {
+                let _ = connection.await;
+            });
+            Ok(Sender::Http1(sender))
+        }
+    }
+}
+
+/// Runs the tasks of an HTTP/2 connection (one per stream) on the runtime.
+#[derive(Clone, Copy)]
+struct Spawner;
+
+impl<F> hyper::rt::Executor<F> for Spawner
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    fn execute(&self, future: F) {
+        tokio::spawn(future);
+    }
+}
+
+/// A response body as the guest reads it: each part must come within the
+/// between-bytes wait, and the end gives an HTTP/1.1 connection back to the pool.
+struct ResponseBody {
+    incoming: Incoming,
+    waits: Waits,
+    timer: Pin<Box<Sleep>>,
+    release: Option<(Arc<Pool>, Origin, Sender)>,
+}
+
+impl ResponseBody {
+    fn new(incoming: Incoming, waits: Waits, release: Option<(Arc<Pool>, Origin, Sender)>) -> Self {
+        let timer = Box::pin(tokio::time::sleep(waits.between_bytes()));
+        Self {
+            incoming,
+            waits,
+            timer,
+            release,
+        }
+    }
+}
+
+impl Body for ResponseBody {
+    type Data = hyper::body::Bytes;
+    type Error = Error;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Self::Data>, Error>>> {
+        let this = &mut *self;
+        match Pin::new(&mut this.incoming).poll_frame(cx) {
+            Poll::Ready(None) => {
+                if let Some((pool, origin, sender)) = this.release.take() {
+                    pool.put(origin, sender);
+                }
+                Poll::Ready(None)
+            }
+            Poll::Ready(Some(Ok(frame))) => {
+                let next = Instant::now() + this.waits.between_bytes();
+                this.timer.as_mut().reset(next);
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(Error::from(e)))),
+            Poll::Pending => match this.timer.as_mut().poll(cx) {
+                Poll::Ready(()) => Poll::Ready(Some(Err(Error::ConnectionReadTimeout))),
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.incoming.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.incoming.size_hint()
+    }
 }

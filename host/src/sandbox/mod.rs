@@ -5,11 +5,14 @@
 //! stderr are captured into bounded buffers). A manifest can grant directories
 //! (through cap-std preopens, so no path escapes them), environment variables
 //! and outgoing network access ([`NetworkPolicy`]: checked on every resolved
-//! address, with name lookups limited to granted names by [`dns`]).
+//! address, with name lookups limited to granted names by [`dns`]; `wasi:http`
+//! requests through [`http`], over TLS the host verifies with [`TlsTrust`]).
 
 pub mod dns;
 pub mod http;
 mod network;
+mod pool;
+mod tls;
 
 use std::sync::Arc;
 
@@ -18,7 +21,8 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiView};
 
 use crate::manifest::{DirectoryGrant, Manifest};
-pub use network::{NetworkPolicy, Resolver};
+pub use network::{Channel, NetworkPolicy, Resolver};
+pub use tls::TlsTrust;
 
 /// What the sandbox needs of the state of the store a call runs in: its WASI
 /// context, and the network policy of the plugin it runs.
@@ -41,6 +45,7 @@ pub struct Grants {
     directories: Vec<DirectoryGrant>,
     env: Vec<(String, String)>,
     network: Arc<NetworkPolicy>,
+    tls: Arc<TlsTrust>,
 }
 
 impl Default for Grants {
@@ -49,12 +54,14 @@ impl Default for Grants {
             directories: Vec::new(),
             env: Vec::new(),
             network: Arc::new(NetworkPolicy::new("", Vec::new())),
+            tls: Arc::default(),
         }
     }
 }
 
 impl Grants {
-    /// The grants of `plugin`'s `manifest`; granted directories must exist.
+    /// The grants of `plugin`'s `manifest`; granted directories must exist,
+    /// and a `ca_file` must hold CA certificates.
     pub fn from_manifest(plugin: &str, manifest: &Manifest) -> Result<Self> {
         for dir in &manifest.directories {
             if !dir.host.is_dir() {
@@ -65,16 +72,26 @@ impl Grants {
                 );
             }
         }
+        let tls = match &manifest.network.ca_file {
+            Some(ca_file) => TlsTrust::with_ca_file(ca_file)?,
+            None => TlsTrust::default(),
+        };
         Ok(Self {
             directories: manifest.directories.clone(),
             env: manifest.resolved_env(),
             network: Arc::new(NetworkPolicy::new(plugin, manifest.network.allow.clone())),
+            tls: Arc::new(tls),
         })
     }
 
     /// The network policy every call of the plugin shares.
     pub fn network(&self) -> Arc<NetworkPolicy> {
         self.network.clone()
+    }
+
+    /// What the plugin's `https://` requests trust.
+    pub fn tls(&self) -> Arc<TlsTrust> {
+        self.tls.clone()
     }
 
     /// A WASI context with exactly these grants, and the buffers its stdio writes to.
@@ -96,9 +113,9 @@ impl Grants {
             };
             builder.preopened_dir(&dir.host, &dir.guest, perms)?;
         }
-        // Sockets stay off (wasmtime-wasi's default) unless the manifest grants
-        // some address; then every address a socket uses is checked.
-        if !self.network.is_empty() {
+        // Sockets stay off (wasmtime-wasi's default) unless a rule that is not
+        // TLS-only grants some address; then every address a socket uses is checked.
+        if self.network.grants_sockets() {
             let policy = self.network.clone();
             builder
                 .allow_tcp(true)

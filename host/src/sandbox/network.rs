@@ -19,6 +19,10 @@
 //!
 //! A plugin never listens or accepts: binding is allowed only to the
 //! unspecified address with port 0 (the implicit bind of a connect).
+//!
+//! A TLS-only rule (`https://HOST[:PORTS]`) grants only the [`Channel::Tls`]
+//! of an `https://` request, which the host encrypts and verifies itself:
+//! sockets, name lookups and plain `http://` requests never use it.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -131,6 +135,21 @@ fn canonical(ip: IpAddr) -> IpAddr {
     }
 }
 
+/// How the plugin reaches an address, which decides the rules that may grant it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Channel {
+    /// A socket, or a plain `http://` request: any rule but a TLS-only one.
+    Plain,
+    /// An `https://` request, encrypted and verified by the host: any rule.
+    Tls,
+}
+
+impl Channel {
+    fn admits(self, rule: &NetRule) -> bool {
+        self == Channel::Tls || !rule.tls_only
+    }
+}
+
 /// A plugin's network grants, shared by all its calls.
 pub struct NetworkPolicy {
     plugin: String,
@@ -169,9 +188,9 @@ impl NetworkPolicy {
         }
     }
 
-    /// Whether the plugin has any network grant at all.
-    pub fn is_empty(&self) -> bool {
-        self.rules.is_empty()
+    /// Whether some rule grants sockets (one that is not TLS-only).
+    pub fn grants_sockets(&self) -> bool {
+        self.rules.iter().any(|rule| !rule.tls_only)
     }
 
     pub fn plugin(&self) -> &str {
@@ -182,8 +201,8 @@ impl NetworkPolicy {
         &self.rules
     }
 
-    /// Whether the guest may ask to resolve `name`: only names a rule grants.
-    /// (IP literals resolve to themselves without any lookup.)
+    /// Whether the guest may ask to resolve `name`: only names a rule grants
+    /// to sockets. (IP literals resolve to themselves without any lookup.)
     pub fn may_resolve(&self, name: &str) -> bool {
         let trimmed = name.trim_start_matches('[').trim_end_matches(']');
         if trimmed.parse::<IpAddr>().is_ok() {
@@ -192,17 +211,25 @@ impl NetworkPolicy {
         let name = name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase();
         self.rules
             .iter()
-            .any(|rule| matches!(&rule.host, HostPattern::Name(n) if *n == name))
+            .any(|rule| Channel::Plain.admits(rule) && matches!(&rule.host, HostPattern::Name(n) if *n == name))
     }
 
-    /// Whether a rule grants the DNS name `name` on `port` (an outgoing HTTP
-    /// request's authority). IP literals are not names: only [`Self::allows`]
-    /// decides about them.
-    pub fn grants_name(&self, name: &str, port: u16) -> bool {
+    /// Whether a rule grants the DNS name `name` on `port` over `channel` (an
+    /// outgoing HTTP request's authority); if not, why. IP literals are not
+    /// names: only [`Self::allows`] decides about them.
+    pub fn grants_name(&self, name: &str, port: u16, channel: Channel) -> Result<(), String> {
         let name = name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase();
-        self.rules
+        let mut matching = self
+            .rules
             .iter()
-            .any(|rule| rule.ports.contains(port) && matches!(&rule.host, HostPattern::Name(n) if *n == name))
+            .filter(|rule| rule.ports.contains(port) && matches!(&rule.host, HostPattern::Name(n) if *n == name));
+        match matching.clone().find(|rule| channel.admits(rule)) {
+            Some(_) => Ok(()),
+            None => Err(match matching.next() {
+                Some(tls_only) => tls_only_why(tls_only),
+                None => "no [network] rule of the plugin's manifest grants this name and port".to_string(),
+            }),
+        }
     }
 
     /// Whether a socket may use `addr` for `usage`; refusals are logged.
@@ -218,7 +245,9 @@ impl NetworkPolicy {
             SocketAddrUse::TcpListen | SocketAddrUse::TcpAccept => {
                 Err("a plugin may not listen for or accept connections".to_string())
             }
-            SocketAddrUse::TcpConnect | SocketAddrUse::UdpSend | SocketAddrUse::UdpReceive => self.allows(addr).await,
+            SocketAddrUse::TcpConnect | SocketAddrUse::UdpSend | SocketAddrUse::UdpReceive => {
+                self.allows(addr, Channel::Plain).await
+            }
         };
         match verdict {
             Ok(()) => true,
@@ -232,36 +261,37 @@ impl NetworkPolicy {
         }
     }
 
-    /// Whether a rule covers `addr`; if not, why.
-    pub async fn allows(&self, addr: SocketAddr) -> Result<(), String> {
+    /// Whether a rule covers `addr` over `channel`; if not, why.
+    pub async fn allows(&self, addr: SocketAddr, channel: Channel) -> Result<(), String> {
         let ip = canonical(addr.ip());
         let port = addr.port();
         let block = restricted(ip);
+        let mut tls_only = None;
         for rule in self.rules.iter().filter(|r| r.ports.contains(port)) {
-            match &rule.host {
-                HostPattern::Net(net) => {
-                    let explicit = block.is_none_or(|b| b.net.covers(net));
-                    if net.contains(ip) && explicit {
-                        return Ok(());
-                    }
-                }
+            let covers = match &rule.host {
+                HostPattern::Net(net) => net.contains(ip) && block.is_none_or(|b| b.net.covers(net)),
                 HostPattern::Name(name) => {
                     let explicit = block.is_none() || (name == "localhost" && ip.is_loopback());
-                    if explicit && self.name_resolves_to(name, ip).await {
-                        return Ok(());
-                    }
+                    explicit && self.name_resolves_to(name, ip).await
                 }
+            };
+            if covers && channel.admits(rule) {
+                return Ok(());
+            }
+            if covers {
+                tls_only = Some(rule);
             }
         }
-        Err(match block {
-            Some(b) => format!(
+        Err(match (tls_only, block) {
+            (Some(rule), _) => tls_only_why(rule),
+            (None, Some(b)) => format!(
                 "{} is {}, which only a rule naming it explicitly grants (e.g. \"{}\")",
                 ip,
                 b.what,
                 SocketAddr::new(ip, port)
             ),
-            None if self.rules.is_empty() => "the plugin's manifest grants no network access".to_string(),
-            None => "no [network] rule of the plugin's manifest covers it".to_string(),
+            (None, None) if self.rules.is_empty() => "the plugin's manifest grants no network access".to_string(),
+            (None, None) => "no [network] rule of the plugin's manifest covers it".to_string(),
         })
     }
 
@@ -284,6 +314,14 @@ impl NetworkPolicy {
         self.names.lock().unwrap().insert(name.to_owned(), (now, addrs));
         found
     }
+}
+
+/// Why a TLS-only `rule` that covers a destination does not grant it.
+fn tls_only_why(rule: &NetRule) -> String {
+    format!(
+        "the rule \"{rule}\" grants it to https:// requests only (TLS verified by the host); \
+         add a HOST:PORT rule to grant plain connections"
+    )
 }
 
 /// The host resolver: every address of `name`, none when it does not resolve.
@@ -330,7 +368,7 @@ mod tests {
 
     fn allows(policy: &NetworkPolicy, text: &str) -> bool {
         let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-        rt.block_on(policy.allows(addr(text))).is_ok()
+        rt.block_on(policy.allows(addr(text), Channel::Plain)).is_ok()
     }
 
     #[test]
@@ -399,6 +437,33 @@ mod tests {
         let loopback = policy(&["127.0.0.0/8:*"]);
         assert!(allows(&loopback, "127.5.5.5:1"));
         assert!(!allows(&loopback, "169.254.169.254:80"));
+    }
+
+    #[test]
+    fn tls_only_rules_grant_https_requests_and_nothing_else() {
+        let p = policy(&["https://api.example.com", "https://93.184.216.34:8443"]);
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        assert!(!p.grants_sockets());
+        assert!(
+            !p.may_resolve("api.example.com"),
+            "the host resolves a TLS-only name itself"
+        );
+        assert!(p.grants_name("api.example.com", 443, Channel::Tls).is_ok());
+        let why = p.grants_name("api.example.com", 443, Channel::Plain).unwrap_err();
+        assert!(
+            why.contains("https://api.example.com") && why.contains("https:// requests only"),
+            "{why}"
+        );
+        assert!(p.grants_name("api.example.com", 80, Channel::Tls).is_err());
+        for text in ["93.184.216.34:443", "93.184.216.34:8443"] {
+            assert!(rt.block_on(p.allows(addr(text), Channel::Tls)).is_ok(), "{text}");
+            let why = rt.block_on(p.allows(addr(text), Channel::Plain)).unwrap_err();
+            assert!(why.contains("https:// requests only"), "{text}: {why}");
+        }
+        assert!(!rt.block_on(p.check(addr("93.184.216.34:443"), SocketAddrUse::TcpConnect)));
+        let mixed = policy(&["https://api.example.com", "api.example.com:80"]);
+        assert!(mixed.grants_sockets() && mixed.may_resolve("api.example.com"));
+        assert!(mixed.grants_name("api.example.com", 80, Channel::Plain).is_ok());
     }
 
     #[test]

@@ -1,26 +1,33 @@
-//! Fetches `http://` URLs: a minimal HTTP/1.1 client over `std::net::TcpStream`,
-//! which works on wasm32-wasip2 through wasi:sockets.
+//! Fetches `http://` and `https://` URLs, two ways:
+//!
+//! - `http://`: a minimal HTTP/1.1 client over `std::net::TcpStream`, which
+//!   works on wasm32-wasip2 through wasi:sockets;
+//! - `https://`: a request through `wasi:http/outgoing-handler`; the host
+//!   makes the TLS connection and verifies the server's certificate, so the
+//!   plugin links no TLS library.
 //!
 //! The plugin may only reach what its manifest (`http-get.toml`) grants under
 //! `[network] allow`: the host refuses every other connection and every DNS
 //! lookup of a name no rule grants, and checks the address a granted name
 //! resolves to (loopback, link-local and cloud-metadata addresses are refused
 //! unless a rule names them). A URL in the tool's arguments cannot widen that.
-//!
-//! Plain HTTP only: HTTPS needs a TLS library compiled in (rustls works on
-//! wasm32-wasip2), which this small example leaves out.
+//! An `https://` URL needs a rule written `https://HOST` (TLS only) or
+//! `HOST:443` in the manifest.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use wasi::http::outgoing_handler;
+use wasi::http::types::{Fields, Method, OutgoingRequest, Scheme};
+use wasi::io::streams::StreamError;
 use wasm_mcp_sdk::{Plugin, Structured, Tool};
 
 /// What to fetch.
 #[derive(Deserialize, JsonSchema)]
 struct GetArgs {
-    /// An `http://host[:port]/path` URL on a host the manifest grants.
+    /// An `http://` or `https://` `host[:port]/path` URL on a host the manifest grants.
     url: String,
     /// The most body bytes to return (default 65536).
     #[serde(default)]
@@ -40,8 +47,10 @@ struct Response {
     truncated: bool,
 }
 
-/// The parts of an `http://` URL.
+/// The parts of an `http://` or `https://` URL.
 struct Url {
+    /// `https://`: sent through wasi:http, encrypted by the host.
+    tls: bool,
     /// `host:port` as given to `TcpStream::connect`.
     authority: String,
     /// The `Host` header.
@@ -50,12 +59,10 @@ struct Url {
 }
 
 fn parse_url(url: &str) -> Result<Url, String> {
-    let rest = match url.split_once("://") {
-        Some(("http", rest)) => rest,
-        Some(("https", _)) => {
-            return Err("https:// needs TLS, which this example plugin does not include; use an http:// URL".into());
-        }
-        _ => return Err(format!("{url:?} is not an http:// URL")),
+    let (tls, rest) = match url.split_once("://") {
+        Some(("http", rest)) => (false, rest),
+        Some(("https", rest)) => (true, rest),
+        _ => return Err(format!("{url:?} is not an http:// or https:// URL")),
     };
     let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
@@ -74,6 +81,7 @@ fn parse_url(url: &str) -> Result<Url, String> {
         format!("{authority}:80")
     };
     Ok(Url {
+        tls,
         authority: connect_to,
         host_header: authority.to_string(),
         path: path.split('#').next().unwrap_or("/").to_string(),
@@ -83,6 +91,9 @@ fn parse_url(url: &str) -> Result<Url, String> {
 fn http_get(args: GetArgs) -> Result<Structured<Response>, String> {
     let url = parse_url(&args.url)?;
     let max = args.max_bytes.unwrap_or(64 << 10).clamp(1, 8 << 20);
+    if url.tls {
+        return https_get(&url, max);
+    }
     let mut stream =
         TcpStream::connect(&url.authority).map_err(|e| format!("cannot connect to {}: {e}", url.authority))?;
     let request = format!(
@@ -136,6 +147,54 @@ fn parse_response(raw: &[u8], max: usize) -> Result<Structured<Response>, String
     }))
 }
 
+/// GETs an `https://` URL through wasi:http: the host connects (to a host
+/// the manifest grants), does TLS and verifies the certificate; a refusal or
+/// a certificate the host does not trust comes back as a wasi:http error code.
+fn https_get(url: &Url, max: usize) -> Result<Structured<Response>, String> {
+    let request = OutgoingRequest::new(Fields::new());
+    request.set_method(&Method::Get).map_err(|()| "cannot set the method")?;
+    request
+        .set_scheme(Some(&Scheme::Https))
+        .map_err(|()| "cannot set the scheme")?;
+    request
+        .set_authority(Some(&url.host_header))
+        .map_err(|()| format!("{:?} is not a valid host", url.host_header))?;
+    request
+        .set_path_with_query(Some(&url.path))
+        .map_err(|()| format!("{:?} is not a valid path", url.path))?;
+    let pending = outgoing_handler::handle(request, None).map_err(|e| format!("the request failed: {e:?}"))?;
+    pending.subscribe().block();
+    let response = pending
+        .get()
+        .ok_or("no response")?
+        .map_err(|()| "the response was already taken")?
+        .map_err(|e| format!("the request failed: {e:?}"))?;
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .first()
+        .map(|v| String::from_utf8_lossy(v).into_owned());
+    let body = response.consume().map_err(|()| "the response has no body")?;
+    let stream = body.stream().map_err(|()| "the response body cannot be read")?;
+    let mut bytes = Vec::new();
+    while bytes.len() <= max {
+        match stream.blocking_read(64 << 10) {
+            Ok(chunk) => bytes.extend_from_slice(&chunk),
+            Err(StreamError::Closed) => break,
+            Err(StreamError::LastOperationFailed(e)) => {
+                return Err(format!("reading the body failed: {}", e.to_debug_string()));
+            }
+        }
+    }
+    let truncated = bytes.len() > max;
+    Ok(Structured(Response {
+        status: response.status(),
+        content_type,
+        body: String::from_utf8_lossy(&bytes[..bytes.len().min(max)]).into_owned(),
+        truncated,
+    }))
+}
+
 /// Decodes a `Transfer-Encoding: chunked` body (as much of it as arrived).
 fn dechunk(mut data: &[u8]) -> Vec<u8> {
     let mut body = Vec::new();
@@ -160,7 +219,7 @@ fn plugin() -> Plugin {
         Tool::new("http_get", http_get)
             .title("HTTP GET")
             .description(
-                "Fetches an http:// URL on a host this plugin's manifest grants, and returns its status and body",
+                "Fetches an http:// or https:// URL on a host this plugin's manifest grants, and returns its status and body",
             )
             .read_only_hint(true)
             .open_world_hint(true),

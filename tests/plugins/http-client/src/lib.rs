@@ -15,14 +15,30 @@ struct GetArgs {
     url: String,
 }
 
+#[derive(Deserialize, JsonSchema)]
+struct GetEachArgs {
+    /// URLs to GET one after the other, in one call.
+    urls: Vec<String>,
+}
+
 /// GETs `url`; answers `STATUS\nBODY`.
 fn get(args: GetArgs) -> Result<String, String> {
-    let (scheme, rest) = if let Some(rest) = args.url.strip_prefix("http://") {
+    fetch(&args.url)
+}
+
+/// GETs each URL in turn; answers each `STATUS\nBODY`, one per line.
+fn get_each(args: GetEachArgs) -> Result<String, String> {
+    let answers: Result<Vec<String>, String> = args.urls.iter().map(|url| fetch(url)).collect();
+    Ok(answers?.join("\n"))
+}
+
+fn fetch(url: &str) -> Result<String, String> {
+    let (scheme, rest) = if let Some(rest) = url.strip_prefix("http://") {
         (Scheme::Http, rest)
-    } else if let Some(rest) = args.url.strip_prefix("https://") {
+    } else if let Some(rest) = url.strip_prefix("https://") {
         (Scheme::Https, rest)
     } else {
-        return Err(format!("not an http(s) URL: {}", args.url));
+        return Err(format!("not an http(s) URL: {url}"));
     };
     let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
@@ -61,7 +77,9 @@ fn get(args: GetArgs) -> Result<String, String> {
 }
 
 fn plugin() -> Plugin {
-    Plugin::new().tool(Tool::new("get", get).description("GETs a URL through wasi:http"))
+    Plugin::new()
+        .tool(Tool::new("get", get).description("GETs a URL through wasi:http"))
+        .tool(Tool::new("get_each", get_each).description("GETs URLs one after the other, in one call"))
 }
 
 wasm_mcp_sdk::export!(plugin);

@@ -1,0 +1,121 @@
+//! HTTPS servers the sandbox tests run on 127.0.0.1: a private certificate
+//! authority made per test (rcgen), the server certificates it signs (valid,
+//! expired, for some names only), served by rustls. Nothing leaves the machine.
+
+use std::io::Write;
+use std::net::TcpStream;
+use std::sync::Arc;
+
+use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair, date_time_ymd};
+use rustls::ServerConfig;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+
+use crate::loopback::{TestServer, read_request_head};
+
+/// A certificate authority no system trusts.
+pub struct TestCa {
+    issuer: CertifiedIssuer<'static, KeyPair>,
+}
+
+/// A server's certificate chain and private key.
+pub struct ServerCert {
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+}
+
+impl Default for TestCa {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TestCa {
+    pub fn new() -> Self {
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.distinguished_name.push(DnType::CommonName, "wasm-mcp test CA");
+        let issuer = CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap();
+        TestCa { issuer }
+    }
+
+    /// The CA's certificate, PEM-encoded (what a `ca_file` holds).
+    pub fn pem(&self) -> String {
+        self.issuer.pem()
+    }
+
+    /// A certificate for `names` (DNS names or IP addresses), valid now.
+    pub fn server_cert(&self, names: &[&str]) -> ServerCert {
+        self.sign(names, |_| {})
+    }
+
+    /// A certificate for `names` that expired years ago.
+    pub fn expired_server_cert(&self, names: &[&str]) -> ServerCert {
+        self.sign(names, |params| {
+            params.not_before = date_time_ymd(2019, 1, 1);
+            params.not_after = date_time_ymd(2020, 1, 1);
+        })
+    }
+
+    fn sign(&self, names: &[&str], adjust: impl FnOnce(&mut CertificateParams)) -> ServerCert {
+        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        let mut params = CertificateParams::new(names).unwrap();
+        adjust(&mut params);
+        let key = KeyPair::generate().unwrap();
+        let cert = params.signed_by(&key, &self.issuer).unwrap();
+        ServerCert {
+            chain: vec![cert.der().clone(), self.issuer.der().clone()],
+            key: PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
+        }
+    }
+}
+
+/// What an [`https`] server does with each request.
+#[derive(Clone, Copy)]
+pub enum Answer {
+    /// 200 with this body, keeping the connection open for the next request.
+    Body(&'static str),
+    /// Nothing, ever (the connection stays open).
+    Never,
+}
+
+/// An HTTPS (HTTP/1.1) server on 127.0.0.1 presenting `cert`; it counts
+/// connections (TCP accepts) and serves each on a thread of its own.
+pub fn https(cert: ServerCert, answer: Answer) -> TestServer {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(cert.chain, cert.key)
+        .unwrap();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let config = Arc::new(config);
+    TestServer::serve(move |stream| {
+        let (Ok(stream), config) = (stream.try_clone(), config.clone()) else {
+            return;
+        };
+        std::thread::spawn(move || serve_connection(stream, config, answer));
+    })
+}
+
+fn serve_connection(mut tcp: TcpStream, config: Arc<ServerConfig>, answer: Answer) {
+    let Ok(mut conn) = rustls::ServerConnection::new(config) else {
+        return;
+    };
+    let mut tls = rustls::Stream::new(&mut conn, &mut tcp);
+    // A handshake the client refuses ends here, in the first read.
+    while read_request_head(&mut tls).is_some() {
+        match answer {
+            Answer::Body(body) => {
+                let response = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+                if tls.write_all(response.as_bytes()).and_then(|()| tls.flush()).is_err() {
+                    return;
+                }
+            }
+            Answer::Never => std::thread::park(),
+        }
+    }
+}

@@ -3,11 +3,13 @@ against `wasm-mcp serve`, over stdio and over Streamable HTTP, with the conforma
 and text-tools plugins built by `make plugins`: it must get the 2026-07-28 revision,
 lists and a structured call, multi round-trip elicitation, sampling and roots through
 its callbacks, a prompt that asks, a subscriptions/listen stream that sees a plugin
-file land; and, in legacy mode, the 2025-11-25 handshake on the same binary.
+file land; a call whose answer reaches a restarted server (sharing the request-state
+key), which replays it; and, in legacy mode, the 2025-11-25 handshake on the same binary.
 
 Usage: modern_client.py BINARY PLUGINS_DIST. Exits non-zero on the first failure."""
 
 import asyncio
+import os
 import shutil
 import socket
 import subprocess
@@ -92,6 +94,49 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def start_http(plugins: Path, port: int, *extra: str) -> subprocess.Popen:
+    """`wasm-mcp serve --http` on `port`, once its plugins are loaded."""
+    server = subprocess.Popen(
+        [BINARY, "serve", "--plugins", str(plugins), "--http", f"127.0.0.1:{port}", *extra],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    for line in server.stderr:
+        if "plugins directory loaded" in line:
+            break
+    # Keep reading the server's log so it never blocks on a full pipe.
+    threading.Thread(target=server.stderr.read, daemon=True).start()
+    return server
+
+
+def stop(server: subprocess.Popen):
+    server.terminate()
+    server.wait(timeout=30)
+
+
+async def replay_across_a_restart():
+    """The server that asked is replaced while the user answers: the retry reaches a new
+    process holding nothing of the call, which replays it from the sealed requestState."""
+    plugins, port = plugins_dir(), free_port()
+    key = plugins / "request-state.key"
+    key.write_bytes(os.urandom(32))
+    servers = [start_http(plugins, port, "--request-state-key", str(key))]
+
+    async def restart_then_answer(ctx, params):
+        stop(servers[-1])
+        servers.append(start_http(plugins, port, "--request-state-key", str(key)))
+        return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+    try:
+        async with Client(f"http://127.0.0.1:{port}/mcp", elicitation_callback=restart_then_answer) as client:
+            result = await client.call_tool("test_input_required_result_elicitation", {})
+            assert text(result) == "Hello, Ada!", result
+            assert len(servers) == 2, "the question went out once, to the first server"
+    finally:
+        stop(servers[-1])
+    print("python SDK client (HTTP, 2026-07-28): an answer sent to a restarted server is replayed there: ok")
+
+
 async def main():
     plugins = plugins_dir()
     stdio = StdioServerParameters(command=BINARY, args=["serve", "--plugins", str(plugins)])
@@ -100,19 +145,12 @@ async def main():
 
     plugins = plugins_dir()
     port = free_port()
-    server = subprocess.Popen(
-        [BINARY, "serve", "--plugins", str(plugins), "--http", f"127.0.0.1:{port}"], stderr=subprocess.PIPE, text=True
-    )
+    server = start_http(plugins, port)
     try:
-        for line in server.stderr:
-            if "plugins directory loaded" in line:
-                break
-        # Keep reading the server's log so it never blocks on a full pipe.
-        threading.Thread(target=server.stderr.read, daemon=True).start()
         await modern(f"http://127.0.0.1:{port}/mcp", plugins, "HTTP")
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        stop(server)
+    await replay_across_a_restart()
 
 
 asyncio.run(main())

@@ -199,6 +199,42 @@ fn a_modern_client_is_served_without_initialize_and_a_legacy_one_as_before() {
 }
 
 #[test]
+fn the_trace_context_in_meta_is_on_the_request_log_lines_in_both_eras() {
+    let plugins = PluginDir::with(&["conformance"]);
+    let mut command = serve_command(plugins.path());
+    command.args(["--no-watch"]).env("WASM_MCP_LOG", "debug");
+    let mut server = ModernStdio::spawn(command);
+    let traced = |traceparent: &str| json!({ "name": "test_simple_text", "arguments": {}, "_meta": { "traceparent": traceparent, "tracestate": "vendor=7" } });
+    let modern = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let mut m = meta(json!({}), None);
+    m["traceparent"] = json!(modern);
+    m["tracestate"] = json!("vendor=7");
+    result_as(
+        "CallToolResult",
+        &server.request("tools/call", with_meta(traced(modern), &m)),
+    );
+    let legacy = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    server.request(
+        "initialize",
+        json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }),
+    );
+    server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    let call = server.request("tools/call", traced(legacy));
+    assert!(call.get("result").is_some(), "{call}");
+    server.close();
+    let stderr = server.stderr();
+    for traceparent in [modern, legacy] {
+        assert!(
+            stderr.lines().any(
+                |line| line.contains(&format!("traceparent=\"{traceparent}\" tracestate=\"vendor=7\""))
+                    && line.contains("plugin call finished")
+            ),
+            "no log line of the call carries {traceparent}:\n{stderr}"
+        );
+    }
+}
+
+#[test]
 fn a_manifest_sets_how_long_a_resource_may_be_cached() {
     let plugins = PluginDir::with(&["conformance"]);
     plugins.add_file(

@@ -83,8 +83,6 @@ pub struct RequestMeta {
     pub client_name: Option<String>,
     /// The level of log messages the client wants for this request; none: no logs.
     pub log_level: Option<LogLevel>,
-    /// The W3C trace context the request carries, for log lines.
-    pub traceparent: Option<String>,
 }
 
 impl RequestMeta {
@@ -129,7 +127,6 @@ impl RequestMeta {
                 .and_then(Value::as_str)
                 .map(str::to_owned),
             log_level,
-            traceparent: meta.get("traceparent").and_then(Value::as_str).map(str::to_owned),
         })
     }
 }

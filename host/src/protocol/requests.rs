@@ -155,6 +155,23 @@ pub fn progress_token(params: &Value) -> Option<Value> {
         .cloned()
 }
 
+/// The W3C trace context a request carries in `_meta` (`traceparent`, and
+/// `tracestate` with it), in either revision.
+pub struct TraceContext {
+    pub traceparent: String,
+    pub tracestate: Option<String>,
+}
+
+impl TraceContext {
+    pub fn of(params: &Value) -> Option<TraceContext> {
+        let text = |key: &str| params.pointer(key).and_then(Value::as_str).map(str::to_owned);
+        Some(TraceContext {
+            traceparent: text("/_meta/traceparent")?,
+            tracestate: text("/_meta/tracestate"),
+        })
+    }
+}
+
 /// An object of strings (prompt arguments and the like); `what` names one in errors.
 fn string_map(value: Option<&Value>, what: &str) -> Result<Vec<(String, String)>, RpcError> {
     match value {

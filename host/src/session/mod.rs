@@ -33,7 +33,7 @@ pub use hub::Hub;
 use crate::call::BoxFuture;
 use crate::protocol::jsonrpc::{self, INVALID_REQUEST, SERVER_ERROR};
 use crate::protocol::modern::{self, RequestMeta};
-use crate::protocol::requests::{Notification, Request};
+use crate::protocol::requests::{Notification, Request, TraceContext};
 use crate::protocol::{Incoming, LogLevel, RequestId, RpcError};
 use crate::settings;
 use crate::tasks::{TaskSettings, TaskStore};
@@ -220,6 +220,7 @@ impl Session {
             return self.answer(&id, &era, Err(error));
         }
         let progress_token = crate::protocol::requests::progress_token(&params);
+        let trace = TraceContext::of(&params);
         let request = match Request::parse(&method, params) {
             Ok(request) => request,
             Err(error) => return self.answer(&id, &era, Err(error)),
@@ -252,13 +253,16 @@ impl Session {
             in_flight.insert(id.clone(), token.clone());
         }
         let session = self.clone();
-        let traced = match &era {
-            Era::Modern(request) => request.meta.traceparent.as_deref().map(|traceparent| {
-                let client = request.meta.client_name.as_deref();
-                tracing::info_span!("request", %id, method, traceparent, client)
-            }),
-            Era::Legacy => None,
-        };
+        let traced = trace.map(|trace| {
+            let client = match &era {
+                Era::Modern(request) => request.meta.client_name.as_deref(),
+                Era::Legacy => None,
+            };
+            tracing::info_span!(
+                "request", %id, method, traceparent = trace.traceparent.as_str(),
+                tracestate = trace.tracestate.as_deref(), client
+            )
+        });
         let running = async move {
             let outcome = match conversation {
                 Some(conversation) => {

@@ -1,6 +1,7 @@
 //! HTTPS servers the sandbox tests run on 127.0.0.1: a private certificate
 //! authority made per test (rcgen), the server certificates it signs (valid,
-//! expired, for some names only), served by rustls. Nothing leaves the machine.
+//! expired, for some names only), served by rustls over HTTP/1.1 (see
+//! [`crate::http2`] for HTTP/2). Nothing leaves the machine.
 
 use std::io::Write;
 use std::net::TcpStream;
@@ -81,6 +82,12 @@ pub enum Answer {
 /// An HTTPS (HTTP/1.1) server on 127.0.0.1 presenting `cert`; it counts
 /// connections (TCP accepts) and serves each on a thread of its own.
 pub fn https(cert: ServerCert, answer: Answer) -> TestServer {
+    serve_https(server_config(cert, &[b"http/1.1"]), answer)
+}
+
+/// The rustls settings of a test server: `cert`, and the ALPN protocols it
+/// accepts (its preference first).
+pub(crate) fn server_config(cert: ServerCert, alpn: &[&[u8]]) -> Arc<ServerConfig> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
@@ -88,8 +95,11 @@ pub fn https(cert: ServerCert, answer: Answer) -> TestServer {
         .with_no_client_auth()
         .with_single_cert(cert.chain, cert.key)
         .unwrap();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    let config = Arc::new(config);
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    Arc::new(config)
+}
+
+fn serve_https(config: Arc<ServerConfig>, answer: Answer) -> TestServer {
     TestServer::serve(move |stream| {
         let (Ok(stream), config) = (stream.try_clone(), config.clone()) else {
             return;

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use wasm_mcp_tests::expect::{is_tool_error, single_text, tool_ok};
+use wasm_mcp_tests::http2::http2;
 use wasm_mcp_tests::https::{Answer, TestCa, https};
 use wasm_mcp_tests::loopback::TestServer;
 use wasm_mcp_tests::process::serve_command;
@@ -181,6 +182,35 @@ fn requests_of_one_call_share_a_connection() {
     // The pool is the call's: the next call connects anew.
     fetched(&mut server, &format!("https://localhost:{}/", web.port));
     assert_eq!(web.connections(), 2);
+    server.shutdown();
+}
+
+#[test]
+fn a_server_offering_h2_is_spoken_to_over_http2_on_one_connection() {
+    let ca = TestCa::new();
+    let web = http2(ca.server_cert(&["localhost"]), BODY);
+    let mut server = serve_trusting(&ca, &manifest(&[format!("https://localhost:{}", web.port)], true));
+    let base = format!("https://localhost:{}", web.port);
+    let result = server
+        .call_tool(
+            "get_each",
+            json!({"urls": [format!("{base}/one"), format!("{base}/two?x=1")]}),
+        )
+        .result()
+        .clone();
+    tool_ok(&result);
+    assert_eq!(single_text(&result), vec![format!("200\n{BODY}"); 2].join("\n"));
+    let seen = web.seen();
+    assert_eq!(seen.accepts, 1, "two requests in one call, one connection: {seen:?}");
+    assert_eq!(seen.protocols, vec![Some("h2".to_string())], "{seen:?}");
+    assert_eq!(
+        seen.requests,
+        vec![
+            (http::Version::HTTP_2, format!("{base}/one")),
+            (http::Version::HTTP_2, format!("{base}/two?x=1")),
+        ]
+    );
+    still_serving(&mut server);
     server.shutdown();
 }
 

@@ -37,7 +37,7 @@ impl Http2Server {
 
 /// An HTTP/2 server presenting `cert`, answering 200 with `body`.
 pub fn http2(cert: ServerCert, body: &'static str) -> Http2Server {
-    let acceptor = TlsAcceptor::from(server_config(cert, &[b"h2", b"http/1.1"]));
+    let acceptor = TlsAcceptor::from(server_config(cert, &[b"h2", b"http/1.1"], None));
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();

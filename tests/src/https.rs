@@ -4,7 +4,7 @@
 //! [`crate::http2`] for HTTP/2). Nothing leaves the machine.
 
 use std::io::Write;
-use std::net::TcpStream;
+use std::net::{Shutdown, TcpStream};
 use std::sync::Arc;
 
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair, date_time_ymd};
@@ -76,6 +76,10 @@ impl TestCa {
 pub enum Answer {
     /// 200 with this body, keeping the connection open for the next request.
     Body(&'static str),
+    /// 200 with this body, then the connection closes, though the response
+    /// says nothing of it (no `Connection: close`): as a server whose idle
+    /// keep-alive connections time out does.
+    Once(&'static str),
     /// Nothing, ever (the connection stays open).
     Never,
 }
@@ -134,17 +138,31 @@ fn serve_connection(mut tcp: TcpStream, config: Arc<ServerConfig>, answer: Answe
     let mut tls = rustls::Stream::new(&mut conn, &mut tcp);
     // A handshake the client refuses (or the server does) ends here, in the first read.
     while read_request_head(&mut tls).is_some() {
-        match answer {
-            Answer::Body(body) => {
-                let response = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n{body}",
-                    body.len()
-                );
-                if tls.write_all(response.as_bytes()).and_then(|()| tls.flush()).is_err() {
-                    return;
-                }
+        let body = match answer {
+            Answer::Body(body) | Answer::Once(body) => body,
+            Answer::Never => {
+                std::thread::park();
+                continue;
             }
-            Answer::Never => std::thread::park(),
+        };
+        let response = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let once = matches!(answer, Answer::Once(_));
+        // Queued, then sent at once with the close if it follows: the close is
+        // there before the client can send again, as from a server whose idle
+        // timeout passed while the client held the connection.
+        let queued = tls.conn.writer().write_all(response.as_bytes());
+        if once {
+            tls.conn.send_close_notify();
+        }
+        if queued.and_then(|()| tls.flush()).is_err() {
+            return;
+        }
+        if once {
+            let _ = tls.sock.shutdown(Shutdown::Write);
+            break;
         }
     }
     // Closing with the client's bytes unread would reset the connection, and

@@ -259,6 +259,24 @@ fn plaintext_on_the_tls_port_is_a_tls_protocol_error() {
 }
 
 #[test]
+fn a_kept_alive_connection_the_server_closed_is_replaced_by_a_new_one() {
+    // Each connection serves one response, then closes without having said so
+    // (the close travels with the response, so it is there before the next request).
+    let ca = TestCa::new();
+    let web = https(ca.server_cert(&["localhost"]), Answer::Once(BODY));
+    let mut server = serve_trusting(&ca, &manifest(&[format!("https://localhost:{}", web.port)], true));
+    let url = format!("https://localhost:{}/", web.port);
+    let result = server
+        .call_tool("get_each", json!({"urls": vec![url; 8]}))
+        .result()
+        .clone();
+    tool_ok(&result);
+    assert_eq!(single_text(&result), vec![format!("200\n{BODY}"); 8].join("\n"));
+    assert_eq!(web.connections(), 8, "one connection per response");
+    server.shutdown();
+}
+
+#[test]
 fn a_server_that_never_answers_ends_the_call_at_its_deadline() {
     let ca = TestCa::new();
     let web = https(ca.server_cert(&["localhost"]), Answer::Never);

@@ -157,29 +157,36 @@ impl Exchange {
         };
         let target = format!("{}://{authority}", if tls { "https" } else { "http" });
 
-        let mut sender = match self.idle_connection(&origin).await {
-            Some(sender) => sender,
-            None => self.connect(&origin, &target).await?,
-        };
-        if sender.is_http1() {
-            // The request line carries only the path (the authority went into `Host`).
-            *request.uri_mut() = http::Uri::builder()
-                .path_and_query(uri.path_and_query().map(|p| p.as_str()).unwrap_or("/"))
-                .build()
-                .map_err(|_| Error::HttpRequestUriInvalid)?;
-        } else {
-            // The authority travels as `:authority`, which `Host` must not contradict.
-            request.headers_mut().remove(http::header::HOST);
-        }
-        let shared = sender.share();
-        if let Some(shared) = shared {
-            self.pool.put(origin.clone(), shared);
-        }
-
-        let response = match tokio::time::timeout(self.waits.first_byte(), sender.send(request)).await {
-            Ok(Ok(response)) => response,
-            Ok(Err(e)) => return Err(self.failed(&target, e, &sender)),
-            Err(_) => return Err(Error::ConnectionReadTimeout),
+        let host = request.headers().get(http::header::HOST).cloned();
+        let mut idle = self.idle_connection(&origin).await;
+        let (sender, response) = loop {
+            let reused = idle.is_some();
+            let mut sender = match idle.take() {
+                Some(sender) => sender,
+                None => self.connect(&origin, &target).await?,
+            };
+            shape(&mut request, &uri, host.as_ref(), &sender)?;
+            if let Some(shared) = sender.share() {
+                self.pool.put(origin.clone(), shared);
+            }
+            match tokio::time::timeout(self.waits.first_byte(), sender.try_send(request)).await {
+                Ok(Ok(response)) => break (sender, response),
+                Ok(Err(mut e)) => match e.take_message() {
+                    // A kept connection the server closed while it was idle gives the
+                    // request back untouched (no byte of it was sent): it goes once more,
+                    // on a new connection.
+                    Some(unsent) if reused => {
+                        tracing::debug!(
+                            plugin = %self.policy.plugin(), target,
+                            "a kept connection was closed before it took the request ({}); retrying on a new one",
+                            e.error()
+                        );
+                        request = unsent;
+                    }
+                    _ => return Err(self.failed(&target, e.into_error(), &sender)),
+                },
+                Err(_) => return Err(Error::ConnectionReadTimeout),
+            }
         };
         // An HTTP/1.1 connection is free again once this response has been read.
         let release = sender.is_http1().then(|| (self.pool.clone(), origin, sender));
@@ -293,6 +300,31 @@ impl Exchange {
             Ok(Sender::http1(sender, tls_failure))
         }
     }
+}
+
+/// Shapes `request` (for `uri`, with the `host` header it came with) for the
+/// protocol of `sender`'s connection.
+fn shape(
+    request: &mut http::Request<WasiBody>,
+    uri: &http::Uri,
+    host: Option<&http::HeaderValue>,
+    sender: &Sender,
+) -> Result<(), Error> {
+    if sender.is_http1() {
+        // The request line carries only the path (the authority goes into `Host`).
+        *request.uri_mut() = http::Uri::builder()
+            .path_and_query(uri.path_and_query().map(|p| p.as_str()).unwrap_or("/"))
+            .build()
+            .map_err(|_| Error::HttpRequestUriInvalid)?;
+        if let Some(host) = host {
+            request.headers_mut().insert(http::header::HOST, host.clone());
+        }
+    } else {
+        // The authority travels as `:authority`, which `Host` must not contradict.
+        *request.uri_mut() = uri.clone();
+        request.headers_mut().remove(http::header::HOST);
+    }
+    Ok(())
 }
 
 /// Runs the tasks of an HTTP/2 connection (one per stream) on the runtime.

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use hyper::body::Incoming;
-use hyper::client::conn::{http1, http2};
+use hyper::client::conn::{TrySendError, http1, http2};
 use tokio::task::JoinSet;
 use wasmtime_wasi_http::WasiBody;
 
@@ -70,12 +70,16 @@ impl Sender {
         }
     }
 
-    /// Sends `request` (its URI already reduced as the protocol needs);
-    /// resolves with the response head.
-    pub async fn send(&mut self, request: http::Request<WasiBody>) -> hyper::Result<http::Response<Incoming>> {
+    /// Sends `request` (shaped as the protocol needs); resolves with the
+    /// response head, or with the error and, if the connection never took
+    /// the request (closed before it sent a byte of it), the request.
+    pub async fn try_send(
+        &mut self,
+        request: http::Request<WasiBody>,
+    ) -> Result<http::Response<Incoming>, TrySendError<http::Request<WasiBody>>> {
         match &mut self.http {
-            Http::V1(s) => s.send_request(request).await,
-            Http::V2(s) => s.send_request(request).await,
+            Http::V1(s) => s.try_send_request(request).await,
+            Http::V2(s) => s.try_send_request(request).await,
         }
     }
 

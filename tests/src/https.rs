@@ -1,14 +1,16 @@
 //! HTTPS servers the sandbox tests run on 127.0.0.1: a private certificate
 //! authority made per test (rcgen), the server certificates it signs (valid,
-//! expired, for some names only), served by rustls. Nothing leaves the machine.
+//! expired, for some names only), served by rustls over HTTP/1.1 (see
+//! [`crate::http2`] for HTTP/2). Nothing leaves the machine.
 
 use std::io::Write;
-use std::net::TcpStream;
+use std::net::{Shutdown, TcpStream};
 use std::sync::Arc;
 
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair, date_time_ymd};
-use rustls::ServerConfig;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls::server::WebPkiClientVerifier;
+use rustls::{RootCertStore, ServerConfig};
 
 use crate::loopback::{TestServer, read_request_head};
 
@@ -74,6 +76,10 @@ impl TestCa {
 pub enum Answer {
     /// 200 with this body, keeping the connection open for the next request.
     Body(&'static str),
+    /// 200 with this body, then the connection closes, though the response
+    /// says nothing of it (no `Connection: close`): as a server whose idle
+    /// keep-alive connections time out does.
+    Once(&'static str),
     /// Nothing, ever (the connection stays open).
     Never,
 }
@@ -81,15 +87,42 @@ pub enum Answer {
 /// An HTTPS (HTTP/1.1) server on 127.0.0.1 presenting `cert`; it counts
 /// connections (TCP accepts) and serves each on a thread of its own.
 pub fn https(cert: ServerCert, answer: Answer) -> TestServer {
+    serve_https(server_config(cert, &[b"http/1.1"], None), answer)
+}
+
+/// An HTTPS server whose handshake requires a client certificate issued by
+/// `client_ca`, which the host never presents: the server ends it with an
+/// alert (under TLS 1.3, once the client has sent its Finished and believes
+/// the handshake done). It accepts the ALPN protocols `alpn`.
+pub fn https_requiring_client_cert(cert: ServerCert, client_ca: &TestCa, alpn: &[&[u8]]) -> TestServer {
+    serve_https(server_config(cert, alpn, Some(client_ca)), Answer::Body(""))
+}
+
+/// The rustls settings of a test server: `cert`, the ALPN protocols it
+/// accepts (its preference first), and the CA a client certificate must
+/// come from, if it requires one.
+pub(crate) fn server_config(cert: ServerCert, alpn: &[&[u8]], client_ca: Option<&TestCa>) -> Arc<ServerConfig> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = ServerConfig::builder_with_provider(provider)
+    let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(cert.chain, cert.key)
         .unwrap();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    let config = Arc::new(config);
+    let builder = match client_ca {
+        Some(ca) => {
+            let mut roots = RootCertStore::empty();
+            roots.add(ca.issuer.der().clone()).unwrap();
+            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .unwrap();
+            builder.with_client_cert_verifier(verifier)
+        }
+        None => builder.with_no_client_auth(),
+    };
+    let mut config = builder.with_single_cert(cert.chain, cert.key).unwrap();
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    Arc::new(config)
+}
+
+fn serve_https(config: Arc<ServerConfig>, answer: Answer) -> TestServer {
     TestServer::serve(move |stream| {
         let (Ok(stream), config) = (stream.try_clone(), config.clone()) else {
             return;
@@ -103,19 +136,37 @@ fn serve_connection(mut tcp: TcpStream, config: Arc<ServerConfig>, answer: Answe
         return;
     };
     let mut tls = rustls::Stream::new(&mut conn, &mut tcp);
-    // A handshake the client refuses ends here, in the first read.
+    // A handshake the client refuses (or the server does) ends here, in the first read.
     while read_request_head(&mut tls).is_some() {
-        match answer {
-            Answer::Body(body) => {
-                let response = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n{body}",
-                    body.len()
-                );
-                if tls.write_all(response.as_bytes()).and_then(|()| tls.flush()).is_err() {
-                    return;
-                }
+        let body = match answer {
+            Answer::Body(body) | Answer::Once(body) => body,
+            Answer::Never => {
+                std::thread::park();
+                continue;
             }
-            Answer::Never => std::thread::park(),
+        };
+        let response = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let once = matches!(answer, Answer::Once(_));
+        // Queued, then sent at once with the close if it follows: the close is
+        // there before the client can send again, as from a server whose idle
+        // timeout passed while the client held the connection.
+        let queued = tls.conn.writer().write_all(response.as_bytes());
+        if once {
+            tls.conn.send_close_notify();
+        }
+        if queued.and_then(|()| tls.flush()).is_err() {
+            return;
+        }
+        if once {
+            let _ = tls.sock.shutdown(Shutdown::Write);
+            break;
         }
     }
+    // Closing with the client's bytes unread would reset the connection, and
+    // the reset could overtake what was sent last (an alert, say): the server
+    // closes once the client has.
+    let _ = std::io::copy(&mut tcp, &mut std::io::sink());
 }

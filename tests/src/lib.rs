@@ -7,6 +7,7 @@
 
 pub mod expect;
 pub mod http;
+pub mod http2;
 pub mod https;
 pub mod jsonrpc;
 pub mod loopback;

@@ -5,11 +5,13 @@
 //! 127.0.0.1 with a certificate from a private CA it makes; a plugin trusts
 //! that CA through `[network] ca_file` or the platform store (`SSL_CERT_FILE`).
 
+use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 use wasm_mcp_tests::expect::{is_tool_error, single_text, tool_ok};
-use wasm_mcp_tests::https::{Answer, TestCa, https};
+use wasm_mcp_tests::http2::http2;
+use wasm_mcp_tests::https::{Answer, TestCa, https, https_requiring_client_cert};
 use wasm_mcp_tests::loopback::TestServer;
 use wasm_mcp_tests::process::serve_command;
 use wasm_mcp_tests::wasi_http::{BODY, get, plugins, refused, serve, still_serving};
@@ -181,6 +183,96 @@ fn requests_of_one_call_share_a_connection() {
     // The pool is the call's: the next call connects anew.
     fetched(&mut server, &format!("https://localhost:{}/", web.port));
     assert_eq!(web.connections(), 2);
+    server.shutdown();
+}
+
+#[test]
+fn a_server_offering_h2_is_spoken_to_over_http2_on_one_connection() {
+    let ca = TestCa::new();
+    let web = http2(ca.server_cert(&["localhost"]), BODY);
+    let mut server = serve_trusting(&ca, &manifest(&[format!("https://localhost:{}", web.port)], true));
+    let base = format!("https://localhost:{}", web.port);
+    let result = server
+        .call_tool(
+            "get_each",
+            json!({"urls": [format!("{base}/one"), format!("{base}/two?x=1")]}),
+        )
+        .result()
+        .clone();
+    tool_ok(&result);
+    assert_eq!(single_text(&result), vec![format!("200\n{BODY}"); 2].join("\n"));
+    let seen = web.seen();
+    assert_eq!(seen.accepts, 1, "two requests in one call, one connection: {seen:?}");
+    assert_eq!(seen.protocols, vec![Some("h2".to_string())], "{seen:?}");
+    assert_eq!(
+        seen.requests,
+        vec![
+            (http::Version::HTTP_2, format!("{base}/one")),
+            (http::Version::HTTP_2, format!("{base}/two?x=1")),
+        ]
+    );
+    still_serving(&mut server);
+    server.shutdown();
+}
+
+#[test]
+fn a_server_that_demands_a_client_certificate_ends_in_a_tls_alert() {
+    // The host presents none: the server ends the handshake with a certificate_required
+    // alert, which reaches the host over HTTP/1.1 or HTTP/2 after its side of the handshake.
+    let alpns: [&[&[u8]]; 2] = [&[b"http/1.1"], &[b"h2"]];
+    for alpn in alpns {
+        let ca = TestCa::new();
+        let web = https_requiring_client_cert(ca.server_cert(&["localhost"]), &ca, alpn);
+        let mut server = serve_trusting(&ca, &manifest(&[format!("https://localhost:{}", web.port)], true));
+        let url = format!("https://localhost:{}/", web.port);
+        refused(&mut server, &url, "TlsAlertReceived");
+        refused(&mut server, &url, "CertificateRequired");
+        logged(&mut server, "received fatal alert: CertificateRequired");
+        assert_eq!(web.connections(), 2, "{alpn:?}");
+        still_serving(&mut server);
+        server.shutdown();
+    }
+}
+
+#[test]
+fn plaintext_on_the_tls_port_is_a_tls_protocol_error() {
+    // Reads the ClientHello, answers as a plain HTTP server would.
+    let (hello_tx, hello_rx) = std::sync::mpsc::channel();
+    let web = TestServer::serve(move |stream| {
+        let mut hello = [0u8; 4096];
+        let n = stream.read(&mut hello).unwrap_or(0);
+        let _ = hello_tx.send(hello[..n].to_vec());
+        let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+    });
+    let mut server = serve(&manifest(&[format!("https://localhost:{}", web.port)], false));
+    refused(
+        &mut server,
+        &format!("https://localhost:{}/", web.port),
+        "TlsProtocolError",
+    );
+    logged(&mut server, "the TLS handshake failed");
+    let hello = hello_rx.recv_timeout(Duration::from_secs(30)).unwrap();
+    assert_eq!(hello.first(), Some(&0x16), "the host began a TLS handshake: {hello:?}");
+    assert_eq!(web.connections(), 1);
+    still_serving(&mut server);
+    server.shutdown();
+}
+
+#[test]
+fn a_kept_alive_connection_the_server_closed_is_replaced_by_a_new_one() {
+    // Each connection serves one response, then closes without having said so
+    // (the close travels with the response, so it is there before the next request).
+    let ca = TestCa::new();
+    let web = https(ca.server_cert(&["localhost"]), Answer::Once(BODY));
+    let mut server = serve_trusting(&ca, &manifest(&[format!("https://localhost:{}", web.port)], true));
+    let url = format!("https://localhost:{}/", web.port);
+    let result = server
+        .call_tool("get_each", json!({"urls": vec![url; 8]}))
+        .result()
+        .clone();
+    tool_ok(&result);
+    assert_eq!(single_text(&result), vec![format!("200\n{BODY}"); 8].join("\n"));
+    assert_eq!(web.connections(), 8, "one connection per response");
     server.shutdown();
 }
 

@@ -30,7 +30,7 @@ use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
 use super::pool::{Origin, Pool, Sender};
-use super::tls::{self, TlsTrust};
+use super::tls::{self, Failure, TlsTrust, Watched};
 use super::{Channel, NetworkPolicy};
 
 /// Bounds a connect (with the TLS and HTTP handshakes) when the guest sets none.
@@ -133,6 +133,19 @@ impl Exchange {
         code
     }
 
+    /// The error code of a request whose exchange on `sender`'s connection
+    /// failed; a TLS failure (an alert after the handshake, say) is told as
+    /// such, and logged.
+    fn failed(&self, target: &str, error: hyper::Error, sender: &Sender) -> Error {
+        match sender.tls_failure() {
+            Some(tls) => {
+                let (code, why) = tls::failure(tls);
+                self.refuse(target, &format!("the TLS connection failed: {why}"), code)
+            }
+            None => Error::from(error),
+        }
+    }
+
     async fn send(self, mut request: http::Request<WasiBody>) -> Result<Sent, Error> {
         let uri = request.uri().clone();
         let authority = uri.authority().ok_or(Error::HttpRequestUriInvalid)?;
@@ -144,33 +157,39 @@ impl Exchange {
         };
         let target = format!("{}://{authority}", if tls { "https" } else { "http" });
 
-        let mut sender = match self.idle_connection(&origin).await {
-            Some(sender) => sender,
-            None => self.connect(&origin, &target).await?,
+        let host = request.headers().get(http::header::HOST).cloned();
+        let mut idle = self.idle_connection(&origin).await;
+        let (sender, response) = loop {
+            let reused = idle.is_some();
+            let mut sender = match idle.take() {
+                Some(sender) => sender,
+                None => self.connect(&origin, &target).await?,
+            };
+            shape(&mut request, &uri, host.as_ref(), &sender)?;
+            if let Some(shared) = sender.share() {
+                self.pool.put(origin.clone(), shared);
+            }
+            match tokio::time::timeout(self.waits.first_byte(), sender.try_send(request)).await {
+                Ok(Ok(response)) => break (sender, response),
+                Ok(Err(mut e)) => match e.take_message() {
+                    // A kept connection the server closed while it was idle gives the
+                    // request back untouched (no byte of it was sent): it goes once more,
+                    // on a new connection.
+                    Some(unsent) if reused => {
+                        tracing::debug!(
+                            plugin = %self.policy.plugin(), target,
+                            "a kept connection was closed before it took the request ({}); retrying on a new one",
+                            e.error()
+                        );
+                        request = unsent;
+                    }
+                    _ => return Err(self.failed(&target, e.into_error(), &sender)),
+                },
+                Err(_) => return Err(Error::ConnectionReadTimeout),
+            }
         };
-        match &sender {
-            // The request line carries only the path (the authority went into `Host`).
-            Sender::Http1(_) => {
-                *request.uri_mut() = http::Uri::builder()
-                    .path_and_query(uri.path_and_query().map(|p| p.as_str()).unwrap_or("/"))
-                    .build()
-                    .map_err(|_| Error::HttpRequestUriInvalid)?;
-            }
-            // The authority travels as `:authority`, which `Host` must not contradict.
-            Sender::Http2(_) => {
-                request.headers_mut().remove(http::header::HOST);
-            }
-        }
-        let shared = sender.share();
-        if let Some(shared) = shared {
-            self.pool.put(origin.clone(), shared);
-        }
-
-        let response = tokio::time::timeout(self.waits.first_byte(), sender.send(request))
-            .await
-            .map_err(|_| Error::ConnectionReadTimeout)??;
         // An HTTP/1.1 connection is free again once this response has been read.
-        let release = matches!(sender, Sender::Http1(_)).then(|| (self.pool.clone(), origin, sender));
+        let release = sender.is_http1().then(|| (self.pool.clone(), origin, sender));
         let between_bytes = self.waits.clone();
         let response = response.map(|incoming| ResponseBody::new(incoming, between_bytes, release).boxed_unsync());
         let io: IoFuture = Box::new(async { Ok(()) });
@@ -239,14 +258,15 @@ impl Exchange {
         let stream = stream?;
         let handshakes = async {
             if !origin.tls {
-                return self.handshake(stream, false).await;
+                return self.handshake(stream, false, Failure::default()).await;
             }
             let name = tls::server_name(host)?;
             let connector = tokio_rustls::TlsConnector::from(self.tls.config());
             match connector.connect(name, stream).await {
                 Ok(stream) => {
                     let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
-                    self.handshake(stream, h2).await
+                    let failure = Failure::default();
+                    self.handshake(Watched::new(stream, failure.clone()), h2, failure).await
                 }
                 Err(e) => {
                     let (code, why) = tls::handshake_error(&e);
@@ -259,8 +279,9 @@ impl Exchange {
             .map_err(|_| Error::ConnectionTimeout)?
     }
 
-    /// The HTTP handshake on a new connection, whose driver the pool then runs.
-    async fn handshake<S>(&self, stream: S, h2: bool) -> Result<Sender, Error>
+    /// The HTTP handshake on a new connection, whose driver the pool then
+    /// runs; `tls_failure` is where its TLS stream keeps a failure.
+    async fn handshake<S>(&self, stream: S, h2: bool, tls_failure: Failure) -> Result<Sender, Error>
     where
         S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
     {
@@ -270,15 +291,40 @@ impl Exchange {
             self.pool.drive(async move {
                 let _ = connection.await;
             });
-            Ok(Sender::Http2(sender))
+            Ok(Sender::http2(sender, tls_failure))
         } else {
             let (sender, connection) = http1::handshake(io).await?;
             self.pool.drive(async move {
                 let _ = connection.await;
             });
-            Ok(Sender::Http1(sender))
+            Ok(Sender::http1(sender, tls_failure))
         }
     }
+}
+
+/// Shapes `request` (for `uri`, with the `host` header it came with) for the
+/// protocol of `sender`'s connection.
+fn shape(
+    request: &mut http::Request<WasiBody>,
+    uri: &http::Uri,
+    host: Option<&http::HeaderValue>,
+    sender: &Sender,
+) -> Result<(), Error> {
+    if sender.is_http1() {
+        // The request line carries only the path (the authority goes into `Host`).
+        *request.uri_mut() = http::Uri::builder()
+            .path_and_query(uri.path_and_query().map(|p| p.as_str()).unwrap_or("/"))
+            .build()
+            .map_err(|_| Error::HttpRequestUriInvalid)?;
+        if let Some(host) = host {
+            request.headers_mut().insert(http::header::HOST, host.clone());
+        }
+    } else {
+        // The authority travels as `:authority`, which `Host` must not contradict.
+        *request.uri_mut() = uri.clone();
+        request.headers_mut().remove(http::header::HOST);
+    }
+    Ok(())
 }
 
 /// Runs the tasks of an HTTP/2 connection (one per stream) on the runtime.

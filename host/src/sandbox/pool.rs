@@ -7,9 +7,11 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use hyper::body::Incoming;
-use hyper::client::conn::{http1, http2};
+use hyper::client::conn::{TrySendError, http1, http2};
 use tokio::task::JoinSet;
 use wasmtime_wasi_http::WasiBody;
+
+use super::tls::Failure;
 
 /// Idle HTTP/1.1 connections kept per origin; more are closed.
 const IDLE_PER_ORIGIN: usize = 4;
@@ -24,42 +26,76 @@ pub struct Origin {
 }
 
 /// The request half of an open connection.
-pub enum Sender {
-    Http1(http1::SendRequest<WasiBody>),
-    Http2(http2::SendRequest<WasiBody>),
+pub struct Sender {
+    http: Http,
+    /// The connection's first TLS failure (never set on plain TCP).
+    tls_failure: Failure,
+}
+
+enum Http {
+    V1(http1::SendRequest<WasiBody>),
+    V2(http2::SendRequest<WasiBody>),
 }
 
 impl Sender {
-    /// Waits until the connection takes a request; false once it has closed.
-    pub async fn ready(&mut self) -> bool {
-        match self {
-            Sender::Http1(s) => s.ready().await.is_ok(),
-            Sender::Http2(s) => s.ready().await.is_ok(),
+    pub fn http1(sender: http1::SendRequest<WasiBody>, tls_failure: Failure) -> Self {
+        Self {
+            http: Http::V1(sender),
+            tls_failure,
         }
     }
 
-    /// Sends `request` (its URI already reduced as the protocol needs);
-    /// resolves with the response head.
-    pub async fn send(&mut self, request: http::Request<WasiBody>) -> hyper::Result<http::Response<Incoming>> {
-        match self {
-            Sender::Http1(s) => s.send_request(request).await,
-            Sender::Http2(s) => s.send_request(request).await,
+    pub fn http2(sender: http2::SendRequest<WasiBody>, tls_failure: Failure) -> Self {
+        Self {
+            http: Http::V2(sender),
+            tls_failure,
+        }
+    }
+
+    /// Whether the connection speaks HTTP/1.1 (one request at a time), not HTTP/2.
+    pub fn is_http1(&self) -> bool {
+        matches!(self.http, Http::V1(_))
+    }
+
+    /// The TLS failure that ended the connection, if one did.
+    pub fn tls_failure(&self) -> Option<&rustls::Error> {
+        self.tls_failure.get()
+    }
+
+    /// Waits until the connection takes a request; false once it has closed.
+    pub async fn ready(&mut self) -> bool {
+        match &mut self.http {
+            Http::V1(s) => s.ready().await.is_ok(),
+            Http::V2(s) => s.ready().await.is_ok(),
+        }
+    }
+
+    /// Sends `request` (shaped as the protocol needs); resolves with the
+    /// response head, or with the error and, if the connection never took
+    /// the request (closed before it sent a byte of it), the request.
+    pub async fn try_send(
+        &mut self,
+        request: http::Request<WasiBody>,
+    ) -> Result<http::Response<Incoming>, TrySendError<http::Request<WasiBody>>> {
+        match &mut self.http {
+            Http::V1(s) => s.try_send_request(request).await,
+            Http::V2(s) => s.try_send_request(request).await,
         }
     }
 
     /// A second handle on a multiplexed (HTTP/2) connection, which can stay
     /// in the pool while this one's request runs.
     pub fn share(&self) -> Option<Sender> {
-        match self {
-            Sender::Http1(_) => None,
-            Sender::Http2(s) => Some(Sender::Http2(s.clone())),
+        match &self.http {
+            Http::V1(_) => None,
+            Http::V2(s) => Some(Sender::http2(s.clone(), self.tls_failure.clone())),
         }
     }
 
     fn is_closed(&self) -> bool {
-        match self {
-            Sender::Http1(s) => s.is_closed(),
-            Sender::Http2(s) => s.is_closed(),
+        match &self.http {
+            Http::V1(s) => s.is_closed(),
+            Http::V2(s) => s.is_closed(),
         }
     }
 }

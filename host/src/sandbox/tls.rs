@@ -1,5 +1,5 @@
-//! What a plugin's `https://` requests trust, and how a failed handshake is
-//! told to the guest.
+//! What a plugin's `https://` requests trust, and how a TLS failure (in the
+//! handshake or after it) is told to the guest.
 //!
 //! The roots are the platform's trust store (read once per process through
 //! rustls-native-certs: the files operators already manage, and
@@ -10,12 +10,15 @@
 
 use std::io;
 use std::path::Path;
+use std::pin::Pin;
 use std::sync::{Arc, LazyLock, OnceLock};
+use std::task::{self, Poll};
 
 use anyhow::{Context, Result, bail};
 use rustls::pki_types::pem::{PemObject, SectionKind};
 use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::{ClientConfig, RootCertStore};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use wasmtime_wasi_http::Error;
 
 /// The protocols offered in the handshake, preferred first.
@@ -120,8 +123,22 @@ pub fn server_name(host: &str) -> Result<ServerName<'static>, Error> {
 
 /// The `wasi:http` error code of a failed handshake, and why it failed, for the log.
 pub fn handshake_error(error: &io::Error) -> (Error, String) {
-    let code = match error.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()) {
-        Some(rustls::Error::InvalidCertificate(cert)) => {
+    match error.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()) {
+        Some(tls) => {
+            let (code, why) = failure(tls);
+            (code, format!("the TLS handshake failed: {why}"))
+        }
+        None => (
+            Error::ConnectionTerminated,
+            format!("the TLS handshake failed: {error}"),
+        ),
+    }
+}
+
+/// The `wasi:http` error code of a TLS failure, and why it failed, for the log.
+pub fn failure(error: &rustls::Error) -> (Error, String) {
+    let code = match error {
+        rustls::Error::InvalidCertificate(cert) => {
             let hint = match cert {
                 rustls::CertificateError::UnknownIssuer => {
                     ": its issuer is not trusted (add the issuing CA to the plugin's [network] ca_file \
@@ -140,12 +157,76 @@ pub fn handshake_error(error: &io::Error) -> (Error, String) {
                 format!("the server's certificate is refused{hint} ({error})"),
             );
         }
-        Some(rustls::Error::AlertReceived(alert)) => Error::TlsAlertReceived {
+        rustls::Error::AlertReceived(alert) => Error::TlsAlertReceived {
             alert_id: Some(u8::from(*alert)),
             alert_message: Some(format!("{alert:?}")),
         },
-        Some(_) => Error::TlsProtocolError,
-        None => Error::ConnectionTerminated,
+        _ => Error::TlsProtocolError,
     };
-    (code, format!("the TLS handshake failed: {error}"))
+    (code, error.to_string())
+}
+
+/// The first TLS failure of a connection, once it has one.
+pub type Failure = Arc<OnceLock<rustls::Error>>;
+
+/// A connection's TLS stream that keeps its first failure. Some failures come
+/// after the handshake (under TLS 1.3 a server refuses a client, one without
+/// a certificate say, once the client has finished its part), and reach the
+/// request as an I/O error of HTTP/2's, which keeps only its text: the code
+/// (an alert, say) is read here instead.
+pub struct Watched<S> {
+    stream: S,
+    failure: Failure,
+}
+
+impl<S> Watched<S> {
+    pub fn new(stream: S, failure: Failure) -> Self {
+        Self { stream, failure }
+    }
+
+    fn note<T>(&self, result: Poll<io::Result<T>>) -> Poll<io::Result<T>> {
+        if let Poll::Ready(Err(e)) = &result
+            && let Some(tls) = e.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>())
+        {
+            let _ = self.failure.set(tls.clone());
+        }
+        result
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut task::Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let result = Pin::new(&mut self.stream).poll_read(cx, buf);
+        self.note(result)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut task::Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let result = Pin::new(&mut self.stream).poll_write(cx, buf);
+        self.note(result)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut task::Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let result = Pin::new(&mut self.stream).poll_write_vectored(cx, bufs);
+        self.note(result)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut task::Context<'_>) -> Poll<io::Result<()>> {
+        let result = Pin::new(&mut self.stream).poll_flush(cx);
+        self.note(result)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut task::Context<'_>) -> Poll<io::Result<()>> {
+        let result = Pin::new(&mut self.stream).poll_shutdown(cx);
+        self.note(result)
+    }
 }

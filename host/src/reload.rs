@@ -2,7 +2,8 @@
 //! [`Reloader`] owns the set of loaded plugins, loads the directory at start,
 //! then a watcher (inotify through `notify`, no polling) reloads a plugin
 //! whenever its `.wasm` or its manifest changes, appears or goes away, and
-//! publishes the catalog of the new set.
+//! publishes the catalog of the new set: once per burst, however many
+//! plugins it changed.
 //!
 //! Events are debounced: a burst (an editor's temp-file-and-rename, a build
 //! writing in pieces) reloads each affected plugin once. A new version is
@@ -23,6 +24,7 @@ use tokio::sync::{Mutex, mpsc};
 use crate::call::ChangedLists;
 use crate::catalog::Catalog;
 use crate::plugin::Plugin;
+use crate::protocol::LogLevel;
 use crate::runtime::{PluginRuntime, plugin_name};
 use crate::session::Hub;
 
@@ -72,7 +74,8 @@ impl Reloader {
     /// catalog as soon as it is ready, then marks the start as done.
     pub async fn load_all(self: Arc<Self>) {
         for path in wasm_files(&self.dir) {
-            self.reload(&plugin_name(&path), ChangedLists::default()).await;
+            self.reload(BTreeMap::from([(plugin_name(&path), ChangedLists::default())]))
+                .await;
         }
         let counts = &self.runtime.cache.counts;
         let plugins = self.plugins.lock().await.len();
@@ -127,10 +130,11 @@ impl Reloader {
                         Ok(None) | Err(_) => break,
                     }
                 }
-                for name in burst.names {
+                for name in &burst.names {
                     wait_until_settled(&dir.join(format!("{name}.wasm"))).await;
-                    reloader.reload(&name, ChangedLists::default()).await;
                 }
+                let changes = burst.names.into_iter().map(|name| (name, ChangedLists::default()));
+                reloader.reload(changes.collect()).await;
                 reloader.hub.set_changing(false);
             }
         });
@@ -145,52 +149,63 @@ impl Reloader {
         let reloader = self.clone();
         tokio::spawn(async move {
             loop {
-                for (name, lists) in reloader.hub.next_relists().await {
-                    tracing::debug!(plugin = %name, ?lists, "listing the plugin again, as it asked");
-                    reloader.reload(&name, lists).await;
-                }
+                let relists = reloader.hub.next_relists().await;
+                tracing::debug!(?relists, "listing plugins again, as they asked");
+                reloader.reload(relists).await;
                 tokio::time::sleep(DEBOUNCE).await;
             }
         });
     }
 
-    /// Brings plugin `name` in line with the directory: load it, replace it,
-    /// or remove it; then publishes the catalog of the new set, announcing
-    /// the lists that differ and the `relisted` ones.
-    async fn reload(&self, name: &str, relisted: ChangedLists) {
+    /// Brings the named plugins in line with the directory: loads, replaces
+    /// or removes each, then publishes the catalog of the new set once, so
+    /// clients never see part of a change; it announces the lists that
+    /// differ and those the reloaded plugins said changed (`relisted`).
+    async fn reload(&self, changes: BTreeMap<String, ChangedLists>) {
         let mut plugins = self.plugins.lock().await;
-        let path = self.dir.join(format!("{name}.wasm"));
-        if !path.is_file() {
-            if plugins.remove(name).is_some() {
-                tracing::info!(plugin = name, "plugin removed");
-                self.hub.publish(Catalog::build(plugins.values()), None, relisted);
+        let mut changed = false;
+        let mut replaced = BTreeSet::new();
+        let mut relisted = ChangedLists::default();
+        for (name, lists) in changes {
+            let path = self.dir.join(format!("{name}.wasm"));
+            if !path.is_file() {
+                if plugins.remove(&name).is_some() {
+                    tracing::info!(plugin = name, "plugin removed");
+                    changed = true;
+                }
+                continue;
             }
-            return;
+            match self.runtime.load(&path).await {
+                Ok(plugin) => {
+                    tracing::info!(
+                        plugin = name, path = %path.display(),
+                        tools = plugin.listing.tools.len(), resources = plugin.listing.resources.len(),
+                        templates = plugin.listing.templates.len(), prompts = plugin.listing.prompts.len(),
+                        "plugin loaded"
+                    );
+                    if plugins.insert(name.clone(), plugin).is_some() {
+                        replaced.insert(name);
+                    }
+                    changed = true;
+                    relisted = relisted.union(lists);
+                }
+                Err(e) => {
+                    let outcome = if plugins.contains_key(&name) {
+                        "the last good version keeps serving"
+                    } else {
+                        "the plugin is not served"
+                    };
+                    tracing::error!(plugin = name, path = %path.display(), "plugin failed to load ({outcome}): {e:#}");
+                    self.hub.log_to_all(
+                        LogLevel::Error,
+                        &name,
+                        json!({ "message": format!("plugin failed to load; {outcome}"), "path": path.display().to_string(), "error": format!("{e:#}") }),
+                    );
+                }
+            }
         }
-        match self.runtime.load(&path).await {
-            Ok(plugin) => {
-                tracing::info!(
-                    plugin = name, path = %path.display(),
-                    tools = plugin.listing.tools.len(), resources = plugin.listing.resources.len(),
-                    templates = plugin.listing.templates.len(), prompts = plugin.listing.prompts.len(),
-                    "plugin loaded"
-                );
-                let replaced = plugins.insert(name.to_owned(), plugin).is_some();
-                self.hub
-                    .publish(Catalog::build(plugins.values()), replaced.then_some(name), relisted);
-            }
-            Err(e) => {
-                let outcome = if plugins.contains_key(name) {
-                    "the last good version keeps serving"
-                } else {
-                    "the plugin is not served"
-                };
-                tracing::error!(plugin = name, path = %path.display(), "plugin failed to load ({outcome}): {e:#}");
-                self.hub.report_plugin_error(
-                    name,
-                    json!({ "message": format!("plugin failed to load; {outcome}"), "path": path.display().to_string(), "error": format!("{e:#}") }),
-                );
-            }
+        if changed {
+            self.hub.publish(Catalog::build(plugins.values()), &replaced, relisted);
         }
     }
 }

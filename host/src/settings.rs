@@ -307,6 +307,8 @@ settings! {
         suspend_secs: f64 = 60.0, positive_secs, flag "suspend-for", value_name = "SECS";
         /// Seconds a requestState stays valid after it is issued.
         request_state_ttl_secs: u64 = 3600, whole_secs, flag "request-state-ttl", value_name = "SECS";
+        /// Seconds the last loaded plugins keep serving after the plugins directory disappears; then none are served until it comes back.
+        plugins_grace_secs: f64 = 30.0, non_negative_secs, flag "plugins-grace", value_name = "SECS";
         /// File whose contents are the key that seals requestState; give replicas the same file [default: a random key per process]
         request_state_key: PathBuf = none, any, flag "request-state-key", value_name = "FILE";
     }

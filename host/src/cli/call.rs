@@ -11,6 +11,7 @@
 //! arguments are not a JSON object or do not fit the input schema, or the
 //! tool returns an error.
 
+use std::collections::BTreeSet;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -158,7 +159,7 @@ async fn call(args: &CallArgs) -> Result<()> {
         .await
         .with_context(|| format!("{} does not load", args.plugin.display()))?;
     let hub = Hub::new(settings.server)?;
-    hub.publish(Catalog::build([&plugin]), None, ChangedLists::default());
+    hub.publish(Catalog::build([&plugin]), &BTreeSet::new(), ChangedLists::default());
     hub.startup_done();
     check_exists(&hub, &request, &args.plugin)?;
 

@@ -5,7 +5,7 @@
 //! version of a plugin finishes on it, and calls arriving after the swap see
 //! the new one. Every swap tells the sessions which lists really changed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
@@ -95,7 +95,7 @@ impl Hub {
         self.started.send_replace(true);
         if self.served_before_start.load(Ordering::Relaxed) {
             let empty = Catalog::default();
-            self.announce_changes(&empty, &self.catalog(), None, ChangedLists::default());
+            self.announce_changes(&empty, &self.catalog(), &BTreeSet::new(), ChangedLists::default());
         }
     }
 
@@ -115,17 +115,23 @@ impl Hub {
 
     /// Serves `catalog` from now on, and tells every session what changed:
     /// the lists that differ, and the `relisted` ones a plugin said changed;
-    /// `replaced_plugin` names the plugin whose new version it holds, if any
-    /// (its subscribed resources are announced as updated).
-    pub fn publish(&self, catalog: Catalog, replaced_plugin: Option<&str>, relisted: ChangedLists) {
+    /// `replaced_plugins` names the plugins whose new versions it holds
+    /// (their subscribed resources are announced as updated).
+    pub fn publish(&self, catalog: Catalog, replaced_plugins: &BTreeSet<String>, relisted: ChangedLists) {
         let catalog = Arc::new(catalog);
         let previous = std::mem::replace(&mut *self.catalog.write().unwrap(), catalog.clone());
         if *self.started.borrow() {
-            self.announce_changes(&previous, &catalog, replaced_plugin, relisted);
+            self.announce_changes(&previous, &catalog, replaced_plugins, relisted);
         }
     }
 
-    fn announce_changes(&self, old: &Catalog, new: &Catalog, replaced_plugin: Option<&str>, relisted: ChangedLists) {
+    fn announce_changes(
+        &self,
+        old: &Catalog,
+        new: &Catalog,
+        replaced_plugins: &BTreeSet<String>,
+        relisted: ChangedLists,
+    ) {
         let changed = [
             (
                 "notifications/tools/list_changed",
@@ -146,9 +152,12 @@ impl Hub {
             for (method, _) in changed.iter().filter(|(_, differs)| *differs) {
                 session.announce(method, None);
             }
-            if let Some(plugin) = replaced_plugin {
+            if !replaced_plugins.is_empty() {
                 for uri in session.watched_resources() {
-                    let served_by = |c: &Catalog| c.resource_owner(&uri).is_some_and(|(p, _)| &*p.name == plugin);
+                    let served_by = |c: &Catalog| {
+                        c.resource_owner(&uri)
+                            .is_some_and(|(p, _)| replaced_plugins.contains(&*p.name))
+                    };
                     if served_by(old) || served_by(new) {
                         session.announce("notifications/resources/updated", Some(&uri));
                     }
@@ -157,10 +166,12 @@ impl Hub {
         }
     }
 
-    /// Tells every session (at their log level) that plugin `name` failed to load.
-    pub fn report_plugin_error(&self, name: &str, data: Value) {
+    /// Tells every session (that wants messages of `level`) what the host
+    /// has to say about `logger`: a plugin that failed to load, the plugins
+    /// directory.
+    pub fn log_to_all(&self, level: LogLevel, logger: &str, data: Value) {
         for session in self.live_sessions() {
-            session.log(LogLevel::Error, name, data.clone(), None);
+            session.log(level, logger, data.clone(), None);
         }
     }
 

@@ -149,9 +149,15 @@ impl Reloader {
         let reloader = self.clone();
         tokio::spawn(async move {
             loop {
-                let relists = reloader.hub.next_relists().await;
+                let mut relists = reloader.hub.next_relists().await;
+                // A relist is about lists, never about presence: a plugin whose
+                // file is gone (the directory is being replaced, or within its
+                // grace) is left to the watcher.
+                relists.retain(|name, _| reloader.wasm_path(name).is_file());
                 tracing::debug!(?relists, "listing plugins again, as they asked");
-                reloader.reload(relists).await;
+                if !relists.is_empty() {
+                    reloader.reload(relists).await;
+                }
                 tokio::time::sleep(DEBOUNCE).await;
             }
         });

@@ -11,7 +11,7 @@ use libfuzzer_sys::fuzz_target;
 use wasm_mcp::config::{ConfigFile, Settings};
 use wasm_mcp::limits::Limits;
 use wasm_mcp::manifest::Manifest;
-use wasm_mcp::sandbox::Grants;
+use wasm_mcp::sandbox::{Channel, Grants};
 
 fn usable(limits: &Limits) {
     assert!(limits.fuel > 0 && limits.memory_bytes() > 0 && limits.max_output_bytes() > 0);
@@ -38,7 +38,9 @@ fuzz_target!(|text: &str| {
             if let Ok(grants) = Grants::from_manifest("fuzz", &manifest) {
                 let network = grants.network();
                 for rule in network.rules() {
-                    let _ = network.grants_name(&format!("{rule:?}"), 443);
+                    for channel in [Channel::Plain, Channel::Tls] {
+                        let _ = network.grants_name(&format!("{rule:?}"), 443, channel);
+                    }
                 }
                 let _ = network.may_resolve("example.com");
             }

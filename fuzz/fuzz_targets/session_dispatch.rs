@@ -5,6 +5,7 @@
 //! it), nothing panics, and the session winds down in bounded time.
 #![no_main]
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -81,7 +82,7 @@ fn host() -> &'static Host {
                 }
                 loaded
             });
-        hub.publish(Catalog::build(&loaded), None, ChangedLists::default());
+        hub.publish(Catalog::build(&loaded), &BTreeSet::new(), ChangedLists::default());
         hub.startup_done();
         Host {
             runtime,

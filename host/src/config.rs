@@ -121,6 +121,11 @@ impl HttpValues {
     pub fn sse_retry(&self) -> Duration {
         Duration::from_millis(self.sse_retry_ms)
     }
+
+    /// How long a connection may take to send a request head (also its idle keep-alive bound).
+    pub fn header_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.header_timeout_secs)
+    }
 }
 
 #[cfg(test)]

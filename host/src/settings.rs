@@ -321,6 +321,8 @@ settings! {
         sse_poll_after_ms: u64 = none, millis, flag "sse-poll-after", value_name = "MS", requires = "http";
         /// Milliseconds a client should wait before reconnecting a closed SSE stream (the `retry` field).
         sse_retry_ms: u64 = 1000, millis, flag "sse-retry", value_name = "MS", requires = "http";
+        /// Seconds a connection may take to send a complete request head, counted from its opening or from the end of its previous response (so also how long a kept-alive connection may sit idle); then it is closed.
+        header_timeout_secs: f64 = 30.0, positive_secs, flag "header-timeout", value_name = "SECS", requires = "http";
     }
 }
 

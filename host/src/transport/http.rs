@@ -9,6 +9,7 @@
 //! Like stdio, this transport only moves messages.
 
 mod access;
+mod connections;
 mod error;
 mod handlers;
 mod sessions;
@@ -25,12 +26,13 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderMap, header};
 use axum::routing::post;
-use axum::serve::ListenerExt;
+use tokio_util::sync::CancellationToken;
 
 use super::shutdown_signal;
 use crate::session::Hub;
 use crate::settings::HttpValues;
 use access::Access;
+use connections::Connections;
 use sessions::Sessions;
 
 /// The path of the MCP endpoint.
@@ -93,19 +95,17 @@ pub async fn serve(hub: Arc<Hub>, config: HttpConfig) -> Result<()> {
         .layer(DefaultBodyLimit::max(max_message_bytes))
         .with_state(app);
     tracing::info!("listening on http://{local}{ENDPOINT}");
-    // SSE events are small writes that must leave at once (no Nagle delay).
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!("cannot set TCP_NODELAY: {e}");
-        }
-    });
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            shutdown_signal().await;
+    let stopping = CancellationToken::new();
+    let mut connections = Connections::new(&config.settings);
+    tokio::select! {
+        () = connections.accept(listener, router, &stopping) => {}
+        () = shutdown_signal() => {
             tracing::info!("signal received; shutting down");
-            sessions.close_all(grace).await;
-        })
-        .await?;
+            stopping.cancel();
+        }
+    }
+    sessions.close_all(grace).await;
+    connections.closed().await;
     Ok(())
 }
 

@@ -1,0 +1,97 @@
+//! The listening socket's connections, each served by hyper's HTTP/1 with a
+//! bound on the time a request head may take: from the connection's opening,
+//! and again from the end of each response, so the same bound ends a
+//! kept-alive connection that sits idle. A response being sent (an open SSE
+//! stream) is not bound by it.
+
+use std::io;
+use std::time::Duration;
+
+use axum::Router;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::settings::HttpValues;
+
+/// How long to wait after an error accepting a connection that is not the
+/// connection's own (e.g. out of descriptors) before accepting again.
+const ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
+
+/// The open connections, and how new ones are served.
+pub struct Connections {
+    http: http1::Builder,
+    open: JoinSet<()>,
+}
+
+impl Connections {
+    pub fn new(settings: &HttpValues) -> Self {
+        let mut http = http1::Builder::new();
+        http.timer(TokioTimer::new())
+            .header_read_timeout(settings.header_timeout());
+        Self {
+            http,
+            open: JoinSet::new(),
+        }
+    }
+
+    /// Accepts connections and serves `router` on each, for as long as it is
+    /// polled; once `stopping` is cancelled, each connection closes as
+    /// [`serve`] says (see [`Self::closed`]).
+    pub async fn accept(&mut self, listener: TcpListener, router: Router, stopping: &CancellationToken) {
+        loop {
+            let stream = tokio::select! {
+                // Reaps the connections that ended.
+                Some(_) = self.open.join_next() => continue,
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(e) if is_connection_error(&e) => continue,
+                    Err(e) => {
+                        tracing::error!("cannot accept a connection: {e}");
+                        tokio::time::sleep(ACCEPT_BACKOFF).await;
+                        continue;
+                    }
+                },
+            };
+            self.open
+                .spawn(serve(self.http.clone(), stream, router.clone(), stopping.clone()));
+        }
+    }
+
+    /// Resolves once every connection has closed.
+    pub async fn closed(&mut self) {
+        while self.open.join_next().await.is_some() {}
+    }
+}
+
+/// An error that concerns only the connection being accepted.
+fn is_connection_error(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionRefused | io::ErrorKind::ConnectionAborted | io::ErrorKind::ConnectionReset
+    )
+}
+
+/// Serves one connection until it closes; once `stopping` is cancelled, it
+/// closes after the response it is sending, or at once if it sends none.
+async fn serve(http: http1::Builder, stream: TcpStream, router: Router, stopping: CancellationToken) {
+    // SSE events are small writes that must leave at once (no Nagle delay).
+    if let Err(e) = stream.set_nodelay(true) {
+        tracing::debug!("cannot set TCP_NODELAY: {e}");
+    }
+    let connection = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(router));
+    tokio::pin!(connection);
+    let ended = tokio::select! {
+        ended = connection.as_mut() => ended,
+        () = stopping.cancelled() => {
+            connection.as_mut().graceful_shutdown();
+            connection.await
+        }
+    };
+    if let Err(e) = ended {
+        tracing::debug!("HTTP connection ended: {e}");
+    }
+}

@@ -15,6 +15,7 @@ use serde_json::json;
 use wasm_mcp_tests::PluginDir;
 use wasm_mcp_tests::http::{HttpServer, McpClient};
 use wasm_mcp_tests::proc_stat::open_fds;
+use wasm_mcp_tests::wait::{poll, timeout};
 
 /// What the assertions allow beyond a configured bound.
 const SLACK: Duration = Duration::from_secs(5);
@@ -58,6 +59,21 @@ fn closed_within(stream: &mut TcpStream, since: Instant, limit: Duration) -> Opt
         }
     }
     Some((String::from_utf8_lossy(&received).into_owned(), since.elapsed()))
+}
+
+/// A ping outside any session (refused with 400) on a new connection that
+/// asks to be closed after it: the whole answer, and how long it took.
+fn ask_once(server: &HttpServer) -> (String, Duration) {
+    let mut stream = connect(server);
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string();
+    let request = head(
+        &format!("Connection: close\r\nContent-Length: {}\r\n", body.len()),
+        true,
+    ) + &body;
+    let asked = Instant::now();
+    // A refused connection may be closed before all of it is written.
+    let _ = stream.write_all(request.as_bytes());
+    closed_within(&mut stream, asked, SLACK).expect("the server answers and closes the connection")
 }
 
 /// A ping in `client`'s session answers, and how long it took.
@@ -140,4 +156,31 @@ fn a_kept_alive_connection_left_idle_is_closed_after_the_header_timeout_but_a_lo
         "slept 2500 ms",
         "the call's answer arrives"
     );
+}
+
+#[test]
+fn connections_beyond_the_cap_get_503_at_once_and_an_open_sse_stream_counts_past_the_header_timeout() {
+    let server = HttpServer::start(
+        PluginDir::with(&["conformance"]),
+        &["--max-connections", "3", "--header-timeout", "2"],
+    );
+    let client = server.session(json!({}));
+    let _standalone = client.get_stream(None);
+    // The client's idle kept-alive connection closes; its SSE stream stays open.
+    std::thread::sleep(Duration::from_secs(4));
+    let held: Vec<TcpStream> = (0..2).map(|_| connect(&server)).collect();
+    let (answer, after) = ask_once(&server);
+    assert!(answer.starts_with("HTTP/1.1 503"), "over the cap: {answer}");
+    assert!(answer.contains("Retry-After: 1\r\n"), "{answer}");
+    assert!(
+        answer.contains("--max-connections") && answer.contains("max_connections under [http]"),
+        "the refusal says how to raise the cap: {answer}"
+    );
+    eprintln!("a connection over the cap was answered 503 and closed in {after:?}");
+    drop(held);
+    let served = poll(timeout(), || {
+        let (answer, _) = ask_once(&server);
+        answer.starts_with("HTTP/1.1 400").then_some(answer)
+    });
+    assert!(served.is_some(), "connections are served again once some close");
 }

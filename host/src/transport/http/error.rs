@@ -2,7 +2,6 @@
 //! with no id as the body (as the transport specification allows), so that
 //! clients see why.
 
-use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
@@ -39,13 +38,23 @@ impl HttpError {
     }
 }
 
+/// The body of a refusal: a JSON-RPC error response with no id.
+pub fn refusal_body(message: &str) -> String {
+    json!({
+        "jsonrpc": "2.0",
+        "error": { "code": TRANSPORT_ERROR, "message": message },
+    })
+    .to_string()
+}
+
 impl IntoResponse for HttpError {
     fn into_response(self) -> Response {
-        let body = json!({
-            "jsonrpc": "2.0",
-            "error": { "code": TRANSPORT_ERROR, "message": self.message },
-        });
-        let mut response = (self.status, Json(body)).into_response();
+        let mut response = (
+            self.status,
+            [(header::CONTENT_TYPE, "application/json")],
+            refusal_body(&self.message),
+        )
+            .into_response();
         if let Some(challenge) = self.challenge {
             response
                 .headers_mut()

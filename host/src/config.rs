@@ -126,6 +126,11 @@ impl HttpValues {
     pub fn header_timeout(&self) -> Duration {
         Duration::from_secs_f64(self.header_timeout_secs)
     }
+
+    /// How long a request body may take to arrive.
+    pub fn body_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.body_timeout_secs)
+    }
 }
 
 #[cfg(test)]

@@ -184,3 +184,41 @@ fn connections_beyond_the_cap_get_503_at_once_and_an_open_sse_stream_counts_past
     });
     assert!(served.is_some(), "connections are served again once some close");
 }
+
+#[test]
+fn a_dripped_body_gets_408_and_its_connection_closed_within_the_body_timeout_while_a_client_is_served() {
+    let timeout = Duration::from_secs(2);
+    let server = HttpServer::start(PluginDir::with(&["conformance"]), &["--body-timeout", "2"]);
+    let mut client = server.session(json!({}));
+    let mut stream = connect(&server);
+    stream
+        .write_all(head("Content-Length: 100000\r\n", true).as_bytes())
+        .unwrap();
+    let started = Instant::now();
+    let mut dripping = stream.try_clone().unwrap();
+    let drip = std::thread::spawn(move || {
+        // Two bytes a second until the server closes the connection (or long after the bound).
+        while started.elapsed() < timeout + SLACK && dripping.write_all(b"  ").is_ok() {
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    });
+    let mut slowest = Duration::ZERO;
+    while started.elapsed() < timeout + Duration::from_secs(1) {
+        slowest = slowest.max(ping(&mut client));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(slowest < SLACK, "a ping took {slowest:?} beside a dripped body");
+    let (answer, after) =
+        closed_within(&mut stream, started, timeout + SLACK).expect("the server closes the dripping connection");
+    assert!(
+        answer.starts_with("HTTP/1.1 408"),
+        "the dripped body is refused: {answer}"
+    );
+    assert!(
+        answer.contains("--body-timeout") && answer.contains("body_timeout_secs under [http]"),
+        "the refusal says how to raise the bound: {answer}"
+    );
+    eprintln!("a dripped body was refused and its connection closed {after:?} after its head");
+    drop(stream);
+    drip.join().unwrap();
+}

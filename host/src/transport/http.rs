@@ -23,7 +23,6 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderMap, header};
 use axum::routing::post;
 use tokio_util::sync::CancellationToken;
@@ -58,6 +57,8 @@ struct App {
     retry: Duration,
     /// The request body limit, named in the 413 answer.
     max_message_bytes: usize,
+    /// How long a request body may take to arrive.
+    body_timeout: Duration,
 }
 
 /// Serves `server` until SIGINT or SIGTERM; then new sessions and requests
@@ -86,13 +87,13 @@ pub async fn serve(hub: Arc<Hub>, config: HttpConfig) -> Result<()> {
         poll_after: config.settings.sse_poll_after(),
         retry: config.settings.sse_retry(),
         max_message_bytes,
+        body_timeout: config.settings.body_timeout(),
     });
     let router = Router::new()
         .route(
             ENDPOINT,
             post(handlers::post).get(handlers::get).delete(handlers::delete),
         )
-        .layer(DefaultBodyLimit::max(max_message_bytes))
         .with_state(app);
     tracing::info!("listening on http://{local}{ENDPOINT}");
     let stopping = CancellationToken::new();

@@ -15,6 +15,8 @@ pub struct HttpError {
     pub message: String,
     /// A `WWW-Authenticate` challenge, for 401.
     pub challenge: Option<&'static str>,
+    /// Close the connection after the answer (what the client sent was not read in full).
+    pub close: bool,
 }
 
 impl HttpError {
@@ -23,6 +25,7 @@ impl HttpError {
             status,
             message: message.into(),
             challenge: None,
+            close: false,
         }
     }
 
@@ -59,6 +62,11 @@ impl IntoResponse for HttpError {
             response
                 .headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+        }
+        if self.close {
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
         }
         response
     }

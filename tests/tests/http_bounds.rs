@@ -20,16 +20,6 @@ use wasm_mcp_tests::wait::{poll, timeout};
 /// What the assertions allow beyond a configured bound.
 const SLACK: Duration = Duration::from_secs(5);
 
-/// A connection to the server with nothing sent yet.
-fn connect(server: &HttpServer) -> TcpStream {
-    let authority = server
-        .url
-        .strip_prefix("http://")
-        .and_then(|rest| rest.split('/').next())
-        .expect("an http:// URL");
-    TcpStream::connect(authority).expect("connect to the server")
-}
-
 /// A head that names the server's endpoint; `end` completes it.
 fn head(extra: &str, end: bool) -> String {
     format!(
@@ -64,7 +54,7 @@ fn closed_within(stream: &mut TcpStream, since: Instant, limit: Duration) -> Opt
 /// A ping outside any session (refused with 400) on a new connection that
 /// asks to be closed after it: the whole answer, and how long it took.
 fn ask_once(server: &HttpServer) -> (String, Duration) {
-    let mut stream = connect(server);
+    let mut stream = server.connect();
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string();
     let request = head(
         &format!("Connection: close\r\nContent-Length: {}\r\n", body.len()),
@@ -94,7 +84,7 @@ fn hundreds_of_unfinished_request_heads_are_closed_within_the_header_timeout_whi
     let opened = Instant::now();
     let mut held: Vec<TcpStream> = (0..HALF_OPEN)
         .map(|i| {
-            let mut stream = connect(&server);
+            let mut stream = server.connect();
             // Half of them send part of a head, half send nothing.
             if i % 2 == 0 {
                 stream.write_all(head("X-Slow: 1\r\n", false).as_bytes()).unwrap();
@@ -138,7 +128,7 @@ fn hundreds_of_unfinished_request_heads_are_closed_within_the_header_timeout_whi
 #[test]
 fn a_kept_alive_connection_left_idle_is_closed_after_the_header_timeout_but_a_long_response_is_not_cut() {
     let server = HttpServer::start(PluginDir::with(&["spinner"]), &["--header-timeout", "1"]);
-    let mut stream = connect(&server);
+    let mut stream = server.connect();
     // A complete request (refused: no session) leaves the connection kept alive, then idle.
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string();
     let request = head(&format!("Content-Length: {}\r\n", body.len()), true) + &body;
@@ -168,7 +158,7 @@ fn connections_beyond_the_cap_get_503_at_once_and_an_open_sse_stream_counts_past
     let _standalone = client.get_stream(None);
     // The client's idle kept-alive connection closes; its SSE stream stays open.
     std::thread::sleep(Duration::from_secs(4));
-    let held: Vec<TcpStream> = (0..2).map(|_| connect(&server)).collect();
+    let held: Vec<TcpStream> = (0..2).map(|_| server.connect()).collect();
     let (answer, after) = ask_once(&server);
     assert!(answer.starts_with("HTTP/1.1 503"), "over the cap: {answer}");
     assert!(answer.contains("Retry-After: 1\r\n"), "{answer}");
@@ -190,7 +180,7 @@ fn a_dripped_body_gets_408_and_its_connection_closed_within_the_body_timeout_whi
     let timeout = Duration::from_secs(2);
     let server = HttpServer::start(PluginDir::with(&["conformance"]), &["--body-timeout", "2"]);
     let mut client = server.session(json!({}));
-    let mut stream = connect(&server);
+    let mut stream = server.connect();
     stream
         .write_all(head("Content-Length: 100000\r\n", true).as_bytes())
         .unwrap();

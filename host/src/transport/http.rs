@@ -34,6 +34,10 @@ use access::Access;
 use connections::Connections;
 use sessions::Sessions;
 
+/// How long past the shutdown grace the server waits for connections to
+/// close (the answers of calls stopped at the grace are still being sent).
+const SHUTDOWN_MARGIN: Duration = Duration::from_secs(2);
+
 /// The path of the MCP endpoint.
 pub const ENDPOINT: &str = "/mcp";
 
@@ -59,11 +63,14 @@ struct App {
     max_message_bytes: usize,
     /// How long a request body may take to arrive.
     body_timeout: Duration,
+    /// Cancelled when the server starts shutting down.
+    stopping: CancellationToken,
 }
 
-/// Serves `server` until SIGINT or SIGTERM; then new sessions and requests
-/// are refused, running calls get the shutdown grace to finish and deliver
-/// their responses, and every session ends.
+/// Serves `server` until SIGINT or SIGTERM; then no new connection is
+/// accepted, new sessions and requests are refused, running calls get the
+/// shutdown grace to finish and deliver their responses, every session ends,
+/// and every connection is closed by the grace and a small margin.
 pub async fn serve(hub: Arc<Hub>, config: HttpConfig) -> Result<()> {
     let listener = tokio::net::TcpListener::bind(config.addr)
         .await
@@ -81,6 +88,7 @@ pub async fn serve(hub: Arc<Hub>, config: HttpConfig) -> Result<()> {
         Arc::downgrade(&sessions),
         config.settings.session_idle_timeout(),
     ));
+    let stopping = CancellationToken::new();
     let app = Arc::new(App {
         sessions: sessions.clone(),
         access: Access::new(local.ip(), &config.allowed_origins, config.auth_tokens),
@@ -88,6 +96,7 @@ pub async fn serve(hub: Arc<Hub>, config: HttpConfig) -> Result<()> {
         retry: config.settings.sse_retry(),
         max_message_bytes,
         body_timeout: config.settings.body_timeout(),
+        stopping: stopping.clone(),
     });
     let router = Router::new()
         .route(
@@ -96,7 +105,6 @@ pub async fn serve(hub: Arc<Hub>, config: HttpConfig) -> Result<()> {
         )
         .with_state(app);
     tracing::info!("listening on http://{local}{ENDPOINT}");
-    let stopping = CancellationToken::new();
     let mut connections = Connections::new(&config.settings);
     tokio::select! {
         () = connections.accept(listener, router, &stopping) => {}
@@ -105,8 +113,20 @@ pub async fn serve(hub: Arc<Hub>, config: HttpConfig) -> Result<()> {
             stopping.cancel();
         }
     }
-    sessions.close_all(grace).await;
-    connections.closed().await;
+    // The listener is closed. Each connection closes once it has no
+    // response left to send; the streams close once running calls have had
+    // the grace and their answers are routed. Whatever a client still holds
+    // after that (a stream it does not read) is closed at the deadline.
+    let drained = async {
+        sessions.close_all(grace).await;
+        connections.closed().await;
+    };
+    if tokio::time::timeout(grace + SHUTDOWN_MARGIN, drained).await.is_err() {
+        tracing::warn!(
+            "connections still open {:?} after the signal (the shutdown grace and a margin) are closed",
+            grace + SHUTDOWN_MARGIN
+        );
+    }
     Ok(())
 }
 

@@ -4,14 +4,18 @@
 //! kept-alive connection that sits idle. A response being sent (an open SSE
 //! stream) is not bound by it, but every open connection counts towards the
 //! cap, beyond which a new connection is answered 503 at once and closed.
+//! At shutdown each connection closes as soon as it has no response left to
+//! send; [`Connections`] dropped closes the rest.
 
 use std::io;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
 use hyper::server::conn::http1;
+use hyper::service::{Service, service_fn};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -128,8 +132,8 @@ async fn refuse(mut stream: TcpStream, answer: Bytes) {
 }
 
 /// Serves one connection, holding `_permit`, until it closes; once
-/// `stopping` is cancelled, it closes after the response it is sending, or at
-/// once if it sends none.
+/// `stopping` is cancelled, it closes at once if it has not sent a complete
+/// request head yet or is idle, else after the response it is being sent.
 async fn serve(
     http: http1::Builder,
     stream: TcpStream,
@@ -141,11 +145,26 @@ async fn serve(
     if let Err(e) = stream.set_nodelay(true) {
         tracing::debug!("cannot set TCP_NODELAY: {e}");
     }
-    let connection = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(router));
+    // Whether a complete request head has arrived: until then, a shutdown
+    // closes the connection at once.
+    let requested = Arc::new(AtomicBool::new(false));
+    let service = {
+        let requested = requested.clone();
+        let router = TowerToHyperService::new(router);
+        service_fn(move |request| {
+            requested.store(true, Ordering::Relaxed);
+            router.call(request)
+        })
+    };
+    let connection = http.serve_connection(TokioIo::new(stream), service);
     tokio::pin!(connection);
     let ended = tokio::select! {
         ended = connection.as_mut() => ended,
         () = stopping.cancelled() => {
+            if !requested.load(Ordering::Relaxed) {
+                return;
+            }
+            // Closes an idle connection at once, any other after its response.
             connection.as_mut().graceful_shutdown();
             connection.await
         }

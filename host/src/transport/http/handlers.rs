@@ -113,10 +113,23 @@ impl App {
 }
 
 impl App {
-    /// Reads a request body: at most the message size limit, within the body timeout.
+    /// Reads a request body: at most the message size limit, within the
+    /// body timeout, and not past the start of a shutdown.
     async fn read_body(&self, body: Body) -> Result<Bytes, HttpError> {
-        let read = axum::body::to_bytes(body, self.max_message_bytes);
-        match tokio::time::timeout(self.body_timeout, read).await {
+        let read = tokio::time::timeout(self.body_timeout, axum::body::to_bytes(body, self.max_message_bytes));
+        let read = tokio::select! {
+            read = read => read,
+            () = self.stopping.cancelled() => {
+                return Err(HttpError {
+                    close: true,
+                    ..HttpError::new(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "The server is shutting down and reads no more of the request",
+                    )
+                });
+            }
+        };
+        match read {
             Ok(Ok(bytes)) => Ok(bytes),
             Ok(Err(e)) if e.source().is_some_and(|e| e.is::<LengthLimitError>()) => Err(HttpError::new(
                 StatusCode::PAYLOAD_TOO_LARGE,

@@ -6,12 +6,17 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-/// JSON-RPC's "server error" code, used for every transport-level refusal.
+use crate::protocol::RpcError;
+
+/// JSON-RPC's "server error" code, used for every transport-level refusal
+/// (all but a body that is not a JSON-RPC message).
 const TRANSPORT_ERROR: i32 = -32000;
 
 #[derive(Debug)]
 pub struct HttpError {
     pub status: StatusCode,
+    /// The JSON-RPC error code of the body.
+    pub code: i32,
     pub message: String,
     /// A `WWW-Authenticate` challenge, for 401.
     pub challenge: Option<&'static str>,
@@ -23,6 +28,7 @@ impl HttpError {
     pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
         Self {
             status,
+            code: TRANSPORT_ERROR,
             message: message.into(),
             challenge: None,
             close: false,
@@ -33,6 +39,15 @@ impl HttpError {
         Self::new(StatusCode::BAD_REQUEST, message)
     }
 
+    /// A body that is not a JSON-RPC message, with the parser's error: code
+    /// -32700 when it is not JSON, as over stdio.
+    pub fn unparseable(error: RpcError) -> Self {
+        Self {
+            code: error.code,
+            ..Self::bad_request(error.message)
+        }
+    }
+
     pub fn session_not_found() -> Self {
         Self::new(
             StatusCode::NOT_FOUND,
@@ -41,13 +56,18 @@ impl HttpError {
     }
 }
 
-/// The body of a refusal: a JSON-RPC error response with no id.
-pub fn refusal_body(message: &str) -> String {
+/// A JSON-RPC error response with no id, as a body.
+fn error_body(code: i32, message: &str) -> String {
     json!({
         "jsonrpc": "2.0",
-        "error": { "code": TRANSPORT_ERROR, "message": message },
+        "error": { "code": code, "message": message },
     })
     .to_string()
+}
+
+/// The body of a refusal at the transport level.
+pub fn refusal_body(message: &str) -> String {
+    error_body(TRANSPORT_ERROR, message)
 }
 
 impl IntoResponse for HttpError {
@@ -55,7 +75,7 @@ impl IntoResponse for HttpError {
         let mut response = (
             self.status,
             [(header::CONTENT_TYPE, "application/json")],
-            refusal_body(&self.message),
+            error_body(self.code, &self.message),
         )
             .into_response();
         if let Some(challenge) = self.challenge {

@@ -171,8 +171,7 @@ pub async fn post(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -
             "Unsupported Media Type: send one JSON-RPC message with Content-Type: application/json",
         ));
     }
-    let text = std::str::from_utf8(&body).map_err(|_| HttpError::bad_request("Parse error: the body is not UTF-8"))?;
-    let message = Incoming::parse(text).map_err(|bad| HttpError::bad_request(bad.error.message))?;
+    let message = Incoming::parse_bytes(&body).map_err(|bad| HttpError::unparseable(bad.error))?;
     if session_id(&headers).is_none() && stateless::is_modern(&headers, &message) {
         return Ok(stateless::post(&app, &headers, message).await);
     }

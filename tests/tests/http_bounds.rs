@@ -212,3 +212,24 @@ fn a_dripped_body_gets_408_and_its_connection_closed_within_the_body_timeout_whi
     drop(stream);
     drip.join().unwrap();
 }
+
+#[test]
+fn a_connection_bound_of_zero_stops_the_start_naming_the_setting() {
+    let dir = PluginDir::with(&["conformance"]);
+    for (flag, named) in [
+        ("--header-timeout", "header_timeout_secs"),
+        ("--body-timeout", "body_timeout_secs"),
+        ("--max-connections", "max_connections"),
+    ] {
+        let output = std::process::Command::new(wasm_mcp_tests::binary())
+            .args(["serve", "--http", "127.0.0.1:0", "--plugins"])
+            .arg(dir.path())
+            .arg(format!("{flag}=0"))
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run wasm-mcp");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{flag} 0 must stop the start");
+        assert!(stderr.contains(named), "{flag} 0: the error names {named:?}: {stderr}");
+    }
+}

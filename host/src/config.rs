@@ -121,6 +121,16 @@ impl HttpValues {
     pub fn sse_retry(&self) -> Duration {
         Duration::from_millis(self.sse_retry_ms)
     }
+
+    /// How long a connection may take to send a request head (also its idle keep-alive bound).
+    pub fn header_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.header_timeout_secs)
+    }
+
+    /// How long a request body may take to arrive.
+    pub fn body_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.body_timeout_secs)
+    }
 }
 
 #[cfg(test)]

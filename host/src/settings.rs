@@ -323,6 +323,12 @@ settings! {
         sse_poll_after_ms: u64 = none, millis, flag "sse-poll-after", value_name = "MS", requires = "http";
         /// Milliseconds a client should wait before reconnecting a closed SSE stream (the `retry` field).
         sse_retry_ms: u64 = 1000, millis, flag "sse-retry", value_name = "MS", requires = "http";
+        /// Seconds a connection may take to send a complete request head, counted from its opening or from the end of its previous response (so also how long a kept-alive connection may sit idle); then it is closed.
+        header_timeout_secs: f64 = 30.0, positive_secs, flag "header-timeout", value_name = "SECS", requires = "http";
+        /// Seconds a request body may take to arrive in full once its head has; a slower one gets 408 and the connection is closed.
+        body_timeout_secs: f64 = 60.0, positive_secs, flag "body-timeout", value_name = "SECS", requires = "http";
+        /// Connections open at once, open SSE streams included; more get 503 at once.
+        max_connections: usize = 512, at_least_one, flag "max-connections", value_name = "N", requires = "http";
     }
 }
 

@@ -155,11 +155,20 @@ fn malformed_posts_are_refused_with_a_reason() {
     let server = HttpServer::start(PluginDir::with(&["conformance"]), &["--max-body-bytes", "1024"]);
     let client = server.session(json!({}));
     let send = |content_type: &str, body: String| client.post_with(&[("content-type", content_type)], body);
+    // The JSON-RPC codes are those stdio answers with: -32700 for a body that is not JSON,
+    // -32600 for JSON that is not one message.
+    for (body, code) in [
+        ("{not json".to_string(), -32700),
+        (json!([ping(1), ping(2)]).to_string(), -32600),
+    ] {
+        let refused = send("application/json", body.clone());
+        assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+        let error: Value = serde_json::from_str(&refused.text().unwrap()).unwrap();
+        assert_eq!(error["error"]["code"], code, "{error} for {body}");
+        assert!(error.get("id").is_none(), "{error}");
+    }
     let not_json = send("application/json", "{not json".into());
-    assert_eq!(not_json.status(), StatusCode::BAD_REQUEST);
     assert!(error_body(not_json).contains("Parse error"));
-    let batch = send("application/json", json!([ping(1), ping(2)]).to_string());
-    assert_eq!(batch.status(), StatusCode::BAD_REQUEST);
     assert_eq!(
         send("text/plain", ping(1).to_string()).status(),
         StatusCode::UNSUPPORTED_MEDIA_TYPE

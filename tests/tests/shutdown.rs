@@ -9,6 +9,9 @@
 //! is either far longer than the calls that must finish or far shorter than
 //! the calls that must be stopped.
 
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
 use serde_json::{Value, json};
 use wasm_mcp_tests::expect::single_text;
 use wasm_mcp_tests::{NO_LIMITS, PluginDir, StdioServer};
@@ -177,4 +180,80 @@ fn over_http_a_signal_lets_calls_finish_cancels_the_tasks_left_and_exits_zero() 
     assert_says_shutting_down(cancelled["params"]["statusMessage"].as_str().unwrap());
     let status = server.wait_for_exit();
     assert!(status.success(), "exit {status}; stderr:\n{}", server.stderr());
+}
+
+#[test]
+fn over_http_a_shutdown_ends_within_the_grace_whatever_connections_clients_hold() {
+    const GRACE: Duration = Duration::from_secs(2);
+    let mut server = HttpServer::start(spinner_dir(), &["--shutdown-grace", "2"]);
+    let head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+                Accept: application/json, text/event-stream\r\n";
+    // Held open: nothing sent, part of a head, a head and part of its body,
+    // and a kept-alive connection after a complete (refused) request.
+    let silent = server.connect();
+    let mut half_open = server.connect();
+    half_open.write_all(head.as_bytes()).unwrap();
+    let mut dripping = server.connect();
+    dripping
+        .write_all(format!("{head}Content-Length: 1000\r\n\r\n{{").as_bytes())
+        .unwrap();
+    let mut kept_alive = server.connect();
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string();
+    kept_alive
+        .write_all(format!("{head}Content-Length: {}\r\n\r\n{ping}", ping.len()).as_bytes())
+        .unwrap();
+    let mut answer = [0u8; 12];
+    kept_alive.read_exact(&mut answer).unwrap();
+    assert_eq!(
+        &answer, b"HTTP/1.1 400",
+        "the kept-alive connection's request is answered"
+    );
+    // SSE: the standalone stream, a call that finishes within the grace and one that does not.
+    let mut client = server.session(json!({}));
+    let _standalone = client.get_stream(None);
+    let (quick, mut quick_stream) = client.start("tools/call", json!({"name": "sleep", "arguments": {"ms": 1000}}));
+    let (slow, mut slow_stream) = client.start("tools/call", json!({"name": "sleep", "arguments": {"ms": 600_000}}));
+    let signalled = Instant::now();
+    server.send_signal("TERM");
+    // The connections with no response to wait for close at once, while the calls still run.
+    for (what, mut stream) in [
+        ("silent", &silent),
+        ("half-open", &half_open),
+        ("dripping", &dripping),
+        ("kept-alive", &kept_alive),
+    ] {
+        stream.set_read_timeout(Some(GRACE * 5)).unwrap();
+        let mut rest = Vec::new();
+        let _ = stream.read_to_end(&mut rest);
+        let closed_after = signalled.elapsed();
+        assert!(
+            closed_after < GRACE * 5,
+            "the {what} connection is still open {closed_after:?} after the signal"
+        );
+        eprintln!("the {what} connection closed {closed_after:?} after the signal");
+    }
+    assert!(
+        server.exit_within(Duration::ZERO).is_none(),
+        "the connections closed before the server stopped"
+    );
+    let response = |stream: &mut wasm_mcp_tests::http::Sse| loop {
+        let event = stream.next_event().expect("the call's stream ends with its response");
+        if let Some(message) = event.message().filter(|m| m.get("method").is_none()) {
+            break message;
+        }
+    };
+    let quick_response = response(&mut quick_stream);
+    assert_eq!(quick_response["id"], quick);
+    assert_eq!(single_text(&quick_response["result"]), "slept 1000 ms");
+    let slow_response = response(&mut slow_stream);
+    assert_eq!(slow_response["id"], slow);
+    assert_eq!(slow_response["error"]["code"], SERVER_ERROR, "{slow_response}");
+    assert_says_shutting_down(slow_response["error"]["message"].as_str().unwrap());
+    let status = server
+        .exit_within(GRACE + Duration::from_secs(8))
+        .unwrap_or_else(|| panic!("still running {:?} after the signal", signalled.elapsed()));
+    let took = signalled.elapsed();
+    assert!(status.success(), "exit {status}; stderr:\n{}", server.stderr());
+    eprintln!("exited {took:?} after the signal, with a {GRACE:?} grace");
+    drop((silent, half_open, dripping, kept_alive));
 }

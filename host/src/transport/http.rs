@@ -9,6 +9,7 @@
 //! Like stdio, this transport only moves messages.
 
 mod access;
+mod connections;
 mod error;
 mod handlers;
 mod sessions;
@@ -22,16 +23,20 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderMap, header};
 use axum::routing::post;
-use axum::serve::ListenerExt;
+use tokio_util::sync::CancellationToken;
 
 use super::shutdown_signal;
 use crate::session::Hub;
 use crate::settings::HttpValues;
 use access::Access;
+use connections::Connections;
 use sessions::Sessions;
+
+/// How long past the shutdown grace the server waits for connections to
+/// close (the answers of calls stopped at the grace are still being sent).
+const SHUTDOWN_MARGIN: Duration = Duration::from_secs(2);
 
 /// The path of the MCP endpoint.
 pub const ENDPOINT: &str = "/mcp";
@@ -56,11 +61,16 @@ struct App {
     retry: Duration,
     /// The request body limit, named in the 413 answer.
     max_message_bytes: usize,
+    /// How long a request body may take to arrive.
+    body_timeout: Duration,
+    /// Cancelled when the server starts shutting down.
+    stopping: CancellationToken,
 }
 
-/// Serves `server` until SIGINT or SIGTERM; then new sessions and requests
-/// are refused, running calls get the shutdown grace to finish and deliver
-/// their responses, and every session ends.
+/// Serves `server` until SIGINT or SIGTERM; then no new connection is
+/// accepted, new sessions and requests are refused, running calls get the
+/// shutdown grace to finish and deliver their responses, every session ends,
+/// and every connection is closed by the grace and a small margin.
 pub async fn serve(hub: Arc<Hub>, config: HttpConfig) -> Result<()> {
     let listener = tokio::net::TcpListener::bind(config.addr)
         .await
@@ -78,34 +88,45 @@ pub async fn serve(hub: Arc<Hub>, config: HttpConfig) -> Result<()> {
         Arc::downgrade(&sessions),
         config.settings.session_idle_timeout(),
     ));
+    let stopping = CancellationToken::new();
     let app = Arc::new(App {
         sessions: sessions.clone(),
         access: Access::new(local.ip(), &config.allowed_origins, config.auth_tokens),
         poll_after: config.settings.sse_poll_after(),
         retry: config.settings.sse_retry(),
         max_message_bytes,
+        body_timeout: config.settings.body_timeout(),
+        stopping: stopping.clone(),
     });
     let router = Router::new()
         .route(
             ENDPOINT,
             post(handlers::post).get(handlers::get).delete(handlers::delete),
         )
-        .layer(DefaultBodyLimit::max(max_message_bytes))
         .with_state(app);
     tracing::info!("listening on http://{local}{ENDPOINT}");
-    // SSE events are small writes that must leave at once (no Nagle delay).
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!("cannot set TCP_NODELAY: {e}");
-        }
-    });
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            shutdown_signal().await;
+    let mut connections = Connections::new(&config.settings);
+    tokio::select! {
+        () = connections.accept(listener, router, &stopping) => {}
+        () = shutdown_signal() => {
             tracing::info!("signal received; shutting down");
-            sessions.close_all(grace).await;
-        })
-        .await?;
+            stopping.cancel();
+        }
+    }
+    // The listener is closed. Each connection closes once it has no
+    // response left to send; the streams close once running calls have had
+    // the grace and their answers are routed. Whatever a client still holds
+    // after that (a stream it does not read) is closed at the deadline.
+    let drained = async {
+        sessions.close_all(grace).await;
+        connections.closed().await;
+    };
+    if tokio::time::timeout(grace + SHUTDOWN_MARGIN, drained).await.is_err() {
+        tracing::warn!(
+            "connections still open {:?} after the signal (the shutdown grace and a margin) are closed",
+            grace + SHUTDOWN_MARGIN
+        );
+    }
     Ok(())
 }
 

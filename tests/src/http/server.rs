@@ -1,6 +1,7 @@
 //! [`HttpServer`]: `wasm-mcp serve --http 127.0.0.1:0`, and the URL it
 //! listens on.
 
+use std::net::TcpStream;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::Duration;
 
@@ -93,6 +94,16 @@ impl HttpServer {
     /// The exit status once the server exits, or `None` if it still runs after `limit`.
     pub fn exit_within(&mut self, limit: Duration) -> Option<ExitStatus> {
         self.process.exit_within(limit)
+    }
+
+    /// A raw TCP connection to the server, with nothing sent yet.
+    pub fn connect(&self) -> TcpStream {
+        let authority = self
+            .url
+            .strip_prefix("http://")
+            .and_then(|rest| rest.split('/').next())
+            .expect("an http:// URL");
+        TcpStream::connect(authority).expect("connect to the server")
     }
 
     /// A client with no session yet.

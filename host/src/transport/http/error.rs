@@ -2,33 +2,50 @@
 //! with no id as the body (as the transport specification allows), so that
 //! clients see why.
 
-use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-/// JSON-RPC's "server error" code, used for every transport-level refusal.
+use crate::protocol::RpcError;
+
+/// JSON-RPC's "server error" code, used for every transport-level refusal
+/// (all but a body that is not a JSON-RPC message).
 const TRANSPORT_ERROR: i32 = -32000;
 
 #[derive(Debug)]
 pub struct HttpError {
     pub status: StatusCode,
+    /// The JSON-RPC error code of the body.
+    pub code: i32,
     pub message: String,
     /// A `WWW-Authenticate` challenge, for 401.
     pub challenge: Option<&'static str>,
+    /// Close the connection after the answer (what the client sent was not read in full).
+    pub close: bool,
 }
 
 impl HttpError {
     pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
         Self {
             status,
+            code: TRANSPORT_ERROR,
             message: message.into(),
             challenge: None,
+            close: false,
         }
     }
 
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, message)
+    }
+
+    /// A body that is not a JSON-RPC message, with the parser's error: code
+    /// -32700 when it is not JSON, as over stdio.
+    pub fn unparseable(error: RpcError) -> Self {
+        Self {
+            code: error.code,
+            ..Self::bad_request(error.message)
+        }
     }
 
     pub fn session_not_found() -> Self {
@@ -39,17 +56,37 @@ impl HttpError {
     }
 }
 
+/// A JSON-RPC error response with no id, as a body.
+fn error_body(code: i32, message: &str) -> String {
+    json!({
+        "jsonrpc": "2.0",
+        "error": { "code": code, "message": message },
+    })
+    .to_string()
+}
+
+/// The body of a refusal at the transport level.
+pub fn refusal_body(message: &str) -> String {
+    error_body(TRANSPORT_ERROR, message)
+}
+
 impl IntoResponse for HttpError {
     fn into_response(self) -> Response {
-        let body = json!({
-            "jsonrpc": "2.0",
-            "error": { "code": TRANSPORT_ERROR, "message": self.message },
-        });
-        let mut response = (self.status, Json(body)).into_response();
+        let mut response = (
+            self.status,
+            [(header::CONTENT_TYPE, "application/json")],
+            error_body(self.code, &self.message),
+        )
+            .into_response();
         if let Some(challenge) = self.challenge {
             response
                 .headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+        }
+        if self.close {
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
         }
         response
     }

@@ -3,11 +3,13 @@
 
 use std::sync::Arc;
 
-use axum::body::Bytes;
+use std::error::Error as _;
+
+use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use http_body_util::LengthLimitError;
 use tokio::time::Instant;
 
 use super::App;
@@ -18,6 +20,7 @@ use super::sse::{self, Connect};
 use super::stateless;
 use super::streams::{Connection, STANDALONE, StreamError, event_id, parse_event_id};
 use crate::protocol::{Incoming, RequestId, SUPPORTED_PROTOCOL_VERSIONS};
+use crate::settings;
 
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -109,22 +112,49 @@ impl App {
     }
 }
 
-pub async fn post(
-    State(app): State<Arc<App>>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Response, HttpError> {
+impl App {
+    /// Reads a request body: at most the message size limit, within the
+    /// body timeout, and not past the start of a shutdown.
+    async fn read_body(&self, body: Body) -> Result<Bytes, HttpError> {
+        let read = tokio::time::timeout(self.body_timeout, axum::body::to_bytes(body, self.max_message_bytes));
+        let read = tokio::select! {
+            read = read => read,
+            () = self.stopping.cancelled() => {
+                return Err(HttpError {
+                    close: true,
+                    ..HttpError::new(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "The server is shutting down and reads no more of the request",
+                    )
+                });
+            }
+        };
+        match read {
+            Ok(Ok(bytes)) => Ok(bytes),
+            Ok(Err(e)) if e.source().is_some_and(|e| e.is::<LengthLimitError>()) => Err(HttpError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                crate::session::message_too_large(self.max_message_bytes).message,
+            )),
+            Ok(Err(e)) => Err(HttpError::bad_request(format!("Cannot read the request body: {e}"))),
+            Err(_) => Err(HttpError {
+                close: true,
+                ..HttpError::new(
+                    StatusCode::REQUEST_TIMEOUT,
+                    format!(
+                        "Request Timeout: the request body did not arrive in full within {:?}; send it faster, \
+                         or raise the limit ({})",
+                        self.body_timeout,
+                        settings::http::body_timeout_secs.hint()
+                    ),
+                )
+            }),
+        }
+    }
+}
+
+pub async fn post(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -> Result<Response, HttpError> {
     let credential = app.access.check(&headers)?;
-    let body = body.map_err(|rejection| match rejection.status() {
-        StatusCode::PAYLOAD_TOO_LARGE => HttpError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            crate::session::message_too_large(app.max_message_bytes).message,
-        ),
-        status => HttpError::new(
-            status,
-            format!("Cannot read the request body: {}", rejection.body_text()),
-        ),
-    })?;
+    let body = app.read_body(body).await?;
     let json = headers
         .get(header::CONTENT_TYPE)
         .and_then(|t| t.to_str().ok())
@@ -141,8 +171,7 @@ pub async fn post(
             "Unsupported Media Type: send one JSON-RPC message with Content-Type: application/json",
         ));
     }
-    let text = std::str::from_utf8(&body).map_err(|_| HttpError::bad_request("Parse error: the body is not UTF-8"))?;
-    let message = Incoming::parse(text).map_err(|bad| HttpError::bad_request(bad.error.message))?;
+    let message = Incoming::parse_bytes(&body).map_err(|bad| HttpError::unparseable(bad.error))?;
     if session_id(&headers).is_none() && stateless::is_modern(&headers, &message) {
         return Ok(stateless::post(&app, &headers, message).await);
     }

@@ -199,8 +199,8 @@ pub fn run(only_languages: bool) {
     header("startup by plugin language: process start -> first tools/list, one plugin");
     for (plugin, language, tools) in [
         (PLUGIN, "Rust", TOOLS_PER_PLUGIN),
-        ("stats", "Python", 2),
-        ("textkit", "JavaScript", 2),
+        ("stats", "Python", 3),
+        ("textkit", "JavaScript", 3),
     ] {
         let plugins = PluginDir::with(&[plugin]);
         for warm in [false, true] {

@@ -52,6 +52,17 @@ fn new_set(dir: &Path) {
     copy_plugin("raw-echo", dir, "raw-echo");
 }
 
+/// `releases/41` (the old set) and `releases/42` (the new set) under `root`,
+/// and `current -> releases/41`; returns (current, releases/41, releases/42).
+fn two_releases(root: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let (v41, v42) = (root.join("releases/41"), root.join("releases/42"));
+    old_set(&v41);
+    new_set(&v42);
+    let current = root.join("current");
+    symlink("releases/41", &current);
+    (current, v41, v42)
+}
+
 fn symlink(target: impl AsRef<Path>, link: &Path) {
     std::os::unix::fs::symlink(target.as_ref(), link)
         .unwrap_or_else(|e| panic!("symlink {} -> {}: {e}", link.display(), target.as_ref().display()));
@@ -229,11 +240,7 @@ fn a_directory_missing_beyond_the_grace_period_serves_nothing_until_it_returns()
 #[test]
 fn a_swapped_symlink_to_the_directory_serves_the_new_release() {
     let root = root();
-    let (v41, v42) = (root.path().join("releases/41"), root.path().join("releases/42"));
-    old_set(&v41);
-    new_set(&v42);
-    let current = root.path().join("current");
-    symlink("releases/41", &current);
+    let (current, v41, v42) = two_releases(root.path());
     let mut server = serve(&current, &[]);
     assert_old_set(&mut server);
 
@@ -328,11 +335,7 @@ fn a_kubernetes_volume_update_swaps_changes_adds_and_removes_plugins_at_once() {
 #[test]
 fn with_no_watch_a_swapped_symlink_is_not_followed() {
     let root = root();
-    let (v41, v42) = (root.path().join("releases/41"), root.path().join("releases/42"));
-    old_set(&v41);
-    new_set(&v42);
-    let current = root.path().join("current");
-    symlink("releases/41", &current);
+    let (current, v41, _) = two_releases(root.path());
     let mut server = serve(&current, &["--no-watch"]);
 
     swap_symlink("releases/42", &current);

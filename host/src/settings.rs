@@ -305,6 +305,8 @@ settings! {
         max_suspended_calls: usize = 32, at_least_one, flag "max-suspended-calls", value_name = "N";
         /// Seconds a suspended call waits for its client's retry; then it is dropped (a later retry replays it).
         suspend_secs: f64 = 60.0, positive_secs, flag "suspend-for", value_name = "SECS";
+        /// Milliseconds a 2026-07-28 call of a task-supporting tool runs before it becomes a task, for a client that negotiated the tasks extension (a plugin can ask sooner with host::run-as-task).
+        task_after_ms: u64 = 1000, millis, flag "task-after", value_name = "MS";
         /// Seconds a requestState stays valid after it is issued.
         request_state_ttl_secs: u64 = 3600, whole_secs, flag "request-state-ttl", value_name = "SECS";
         /// Seconds the last loaded plugins keep serving after the plugins directory disappears; then none are served until it comes back.

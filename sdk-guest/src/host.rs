@@ -160,6 +160,17 @@ pub fn lists_changed(lists: &[ListKind]) {
     imports::lists_changed(lists);
 }
 
+/// Says that this call will take a while. For a client that negotiated the
+/// 2026-07-28 tasks extension, calling a tool whose task support is
+/// `Optional` or `Required`, the host answers the request now with a task
+/// and the call goes on in the background (what it asks the client from then
+/// on becomes the task's `inputRequests`). Returns whether the call now runs
+/// as a task; elsewhere it does nothing and returns false. Without it, such
+/// a call becomes a task once it has run for the server's `task_after_ms`.
+pub fn run_as_task() -> bool {
+    imports::run_as_task()
+}
+
 /// Why a request to the client produced no answer.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RequestError {

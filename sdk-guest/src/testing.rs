@@ -76,6 +76,8 @@ struct State {
     progress: Vec<ProgressReport>,
     updated_resources: Vec<String>,
     changed_lists: Vec<ListKind>,
+    tasks_allowed: bool,
+    task_requests: usize,
     completed_elicitations: Vec<String>,
     sampling_requests: Vec<SamplingRequest>,
     elicitations: Vec<Elicitation>,
@@ -155,6 +157,18 @@ impl FakeHost {
     pub fn roots(self, roots: Vec<Root>) -> Self {
         self.state.borrow_mut().roots = Some(Ok(roots));
         self
+    }
+
+    /// Lets the call run as a task: [`host::run_as_task`](crate::host::run_as_task)
+    /// returns true (as for a 2026-07-28 client that negotiated tasks).
+    pub fn allow_tasks(self) -> Self {
+        self.state.borrow_mut().tasks_allowed = true;
+        self
+    }
+
+    /// How many times the code asked to run as a task.
+    pub fn task_requests(&self) -> usize {
+        self.state.borrow().task_requests
     }
 
     /// Reports the request cancelled from the `checks + 1`-th call of
@@ -299,6 +313,13 @@ pub(crate) mod imports {
 
     pub fn lists_changed(lists: &[ListKind]) {
         with((), |s| s.changed_lists.extend_from_slice(lists));
+    }
+
+    pub fn run_as_task() -> bool {
+        with(false, |s| {
+            s.task_requests += 1;
+            s.tasks_allowed
+        })
     }
 
     /// Each question answered as the one-question import would answer it.

@@ -8,9 +8,10 @@
 #   request's stream is closed right after its priming event, so every
 #   answer reaches the client through GET + Last-Event-ID);
 # - the pre-release line (`conformance-next`, 0.2.0-alpha.12) with
-#   `--requirements 2026-07-28`: every scenario that revision requires. The
-#   suite also runs the tasks extension's and pending scenarios and reports
-#   them as not scored; it fails only when a required check fails.
+#   `--requirements 2026-07-28`: every scenario that revision requires, and
+#   the tasks extension's and pending scenarios, which the suite reports as
+#   not scored (its exit status ignores them): a failed one (a line marked
+#   ✗ in its report) fails this run all the same.
 # Exits non-zero if a check fails in any run.
 #
 # Needs `npm ci` here, the release binary and plugins/dist/conformance.wasm
@@ -80,8 +81,11 @@ run_suite() {
   if [ "$suite" = modern ]; then
     run=(node node_modules/conformance-next/dist/index.js server --url "$url" --requirements 2026-07-28)
   fi
-  if "${run[@]}" >"$out" 2>&1; then
+  if "${run[@]}" >"$out" 2>&1 && ! grep -q '✗' "$out"; then
     sed -n '/=== SUMMARY ===/,$p' "$out"
+    if [ "$suite" = modern ]; then
+      grep -E '^(✓|Total)' "$out"
+    fi
   else
     cat "$out"
     echo "conformance ($name): FAILED" >&2

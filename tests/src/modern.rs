@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::process::{ServerProcess, Stderr};
+use crate::PluginDir;
+use crate::process::{ServerProcess, Stderr, serve_command};
 use crate::wait::timeout;
 
 /// The revision this client speaks.
@@ -48,6 +49,13 @@ pub struct ModernStdio {
 }
 
 impl ModernStdio {
+    /// Starts `wasm-mcp serve --no-watch ARGS` over `plugins`.
+    pub fn serve(plugins: &PluginDir, args: &[&str]) -> Self {
+        let mut command = serve_command(plugins.path());
+        command.args(["--no-watch"]).args(args);
+        Self::spawn(command)
+    }
+
     /// Starts `command` (a `wasm-mcp serve`) with piped stdio.
     pub fn spawn(mut command: Command) -> Self {
         command.stdin(Stdio::piped()).stdout(Stdio::piped());

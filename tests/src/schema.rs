@@ -1,5 +1,6 @@
 //! Checks server messages against the official MCP 2025-11-25 JSON Schema,
-//! and (with [`validate_modern`]) results against the 2026-07-28 one.
+//! and (with [`validate_modern`]) results against the 2026-07-28 one, and
+//! (with [`validate_tasks`]) the shapes of its tasks extension.
 //!
 //! `tests/spec/schema-2025-11-25.json` is a verbatim copy of the published
 //! schema. Its `$defs` are compiled once; each message is checked against the
@@ -28,6 +29,13 @@ static MODERN_VALIDATORS: LazyLock<ValidatorMap> = LazyLock::new(|| {
     jsonschema::validator_map_for(&schema).expect("the MCP 2026-07-28 schema compiles")
 });
 
+static TASKS_SCHEMA_TEXT: &str = include_str!("../spec/schema-2026-07-28-tasks.json");
+
+static TASKS_VALIDATORS: LazyLock<ValidatorMap> = LazyLock::new(|| {
+    let schema: Value = serde_json::from_str(TASKS_SCHEMA_TEXT).expect("the tasks extension schema is JSON");
+    jsonschema::validator_map_for(&schema).expect("the tasks extension schema compiles")
+});
+
 /// Validates `value` against the schema definition `def` (e.g. `"CallToolResult"`).
 pub fn validate_def(def: &str, value: &Value) -> Result<(), String> {
     validate_in(&VALIDATORS, def, value)
@@ -36,6 +44,25 @@ pub fn validate_def(def: &str, value: &Value) -> Result<(), String> {
 /// Validates `value` against the 2026-07-28 schema's definition `def`.
 pub fn validate_modern(def: &str, value: &Value) -> Result<(), String> {
     validate_in(&MODERN_VALIDATORS, def, value)
+}
+
+/// Validates `value` against the 2026-07-28 tasks extension's definition `def`.
+pub fn validate_tasks(def: &str, value: &Value) -> Result<(), String> {
+    validate_in(&TASKS_VALIDATORS, def, value)
+}
+
+/// The result of `response`, checked by `validate` against definition
+/// `def`; panics, saying why, when it has none or it does not validate.
+#[track_caller]
+pub fn checked_result(validate: fn(&str, &Value) -> Result<(), String>, def: &str, response: &Value) -> Value {
+    let result = response
+        .get("result")
+        .unwrap_or_else(|| panic!("expected a result, got {response}"))
+        .clone();
+    if let Err(why) = validate(def, &result) {
+        panic!("{why}\n{result:#}");
+    }
+    result
 }
 
 fn validate_in(validators: &ValidatorMap, def: &str, value: &Value) -> Result<(), String> {

@@ -13,28 +13,15 @@ use reqwest::blocking::Client;
 use serde_json::{Value, json};
 use wasm_mcp_tests::modern::{MODERN_VERSION, ModernStdio, meta, with_meta};
 use wasm_mcp_tests::process::serve_command;
-use wasm_mcp_tests::schema::validate_modern;
+use wasm_mcp_tests::schema::{checked_result, validate_modern};
 use wasm_mcp_tests::{PluginDir, workspace_root};
 
 const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
-fn start(plugins: &PluginDir, args: &[&str]) -> ModernStdio {
-    let mut command = serve_command(plugins.path());
-    command.args(["--no-watch"]).args(args);
-    ModernStdio::spawn(command)
-}
-
 #[track_caller]
 fn result_as(def: &str, response: &Value) -> Value {
-    let result = response
-        .get("result")
-        .unwrap_or_else(|| panic!("expected a result, got {response}"))
-        .clone();
-    if let Err(why) = validate_modern(def, &result) {
-        panic!("{why}\n{result:#}");
-    }
-    result
+    checked_result(validate_modern, def, response)
 }
 
 #[track_caller]
@@ -59,7 +46,7 @@ fn elicited(content: Value) -> Value {
 #[test]
 fn a_modern_client_is_served_without_initialize_and_a_legacy_one_as_before() {
     let plugins = PluginDir::with(&["conformance"]);
-    let mut server = start(&plugins, &[]);
+    let mut server = ModernStdio::serve(&plugins, &[]);
     let m = meta(json!({}), None);
 
     let discover = result_as(
@@ -247,7 +234,7 @@ cache_scope = "public"
 ttl_ms = 5000
 "#,
     );
-    let mut server = start(&plugins, &[]);
+    let mut server = ModernStdio::serve(&plugins, &[]);
     let m = meta(json!({}), None);
     let mut read = |uri: &str| {
         let response = server.request("resources/read", with_meta(json!({ "uri": uri }), &m));
@@ -308,7 +295,7 @@ fn logged(server: &ModernStdio, text: &str) -> usize {
 #[test]
 fn a_suspended_call_resumes_where_it_asked() {
     let plugins = PluginDir::with(&["conformance"]);
-    let mut server = start(&plugins, &[]);
+    let mut server = ModernStdio::serve(&plugins, &[]);
     let m = meta(json!({ "elicitation": {} }), Some("info"));
     let round = first_round(&mut server, &m);
     assert_eq!(logged(&server, "asking step1"), 1);
@@ -369,7 +356,7 @@ fn a_call_not_held_here_is_replayed_from_its_answers() {
     let key = key.to_str().unwrap();
     let m = meta(json!({ "elicitation": {} }), Some("info"));
 
-    let mut first = start(&plugins, &["--request-state-key", key]);
+    let mut first = ModernStdio::serve(&plugins, &["--request-state-key", key]);
     let round = first_round(&mut first, &m);
     let second = answer_round(
         &mut first,
@@ -382,7 +369,7 @@ fn a_call_not_held_here_is_replayed_from_its_answers() {
 
     // Another process with the same key: the call is replayed; step1 is
     // asked again by the plugin and answered from the state, with no round trip.
-    let mut replica = start(&plugins, &["--request-state-key", key]);
+    let mut replica = ModernStdio::serve(&plugins, &["--request-state-key", key]);
     let done = answer_round(
         &mut replica,
         &m,
@@ -396,7 +383,7 @@ fn a_call_not_held_here_is_replayed_from_its_answers() {
     replica.close();
 
     // Without the key, another process cannot open the state.
-    let mut stranger = start(&plugins, &[]);
+    let mut stranger = ModernStdio::serve(&plugins, &[]);
     let refused = answer_round(&mut stranger, &m, &second["requestState"], json!({}));
     assert_eq!(error_of(&refused).0, -32602);
     stranger.close();
@@ -405,7 +392,7 @@ fn a_call_not_held_here_is_replayed_from_its_answers() {
 #[test]
 fn several_questions_go_out_in_one_round_and_only_what_the_client_declared() {
     let plugins = PluginDir::with(&["conformance"]);
-    let mut server = start(&plugins, &[]);
+    let mut server = ModernStdio::serve(&plugins, &[]);
     let all = meta(json!({ "elicitation": {}, "sampling": {}, "roots": {} }), None);
     let name = "test_input_required_result_multiple_inputs";
     let round = server.request("tools/call", with_meta(json!({ "name": name, "arguments": {} }), &all));
@@ -472,7 +459,7 @@ fn sampled(text: &str) -> Value {
 #[test]
 fn python_and_javascript_plugins_ask_several_things_in_one_round() {
     let plugins = PluginDir::with(&["stats", "textkit"]);
-    let mut server = start(&plugins, &[]);
+    let mut server = ModernStdio::serve(&plugins, &[]);
 
     let (asked, result) = ask_and_answer(
         &mut server,
@@ -520,7 +507,7 @@ fn a_component_built_before_ask_loads_and_asks_in_both_eras() {
     let plugins = PluginDir::empty();
     let old = std::fs::read(workspace_root().join("tests/fixtures/conformance-before-ask.wasm")).unwrap();
     plugins.add_file("conformance.wasm", &old);
-    let mut server = start(&plugins, &[]);
+    let mut server = ModernStdio::serve(&plugins, &[]);
     let m = meta(json!({ "elicitation": {} }), None);
     let params = json!({ "name": "test_elicitation", "arguments": { "message": "Who?" } });
     let round = server.request("tools/call", with_meta(params.clone(), &m));
@@ -621,7 +608,7 @@ fn a_listen_stream_sees_a_plugin_file_land_and_ends_gracefully() {
 #[test]
 fn a_plugin_that_says_its_lists_changed_is_listed_again_and_listeners_are_told_once_per_burst() {
     let plugins = PluginDir::with(&["conformance"]);
-    let mut server = start(&plugins, &[]);
+    let mut server = ModernStdio::serve(&plugins, &[]);
     let m = meta(json!({}), None);
     let listen = server.start(
         "subscriptions/listen",

@@ -217,6 +217,10 @@ impl host::Host for CallState {
         Ok(())
     }
 
+    async fn run_as_task(&mut self) -> wasmtime::Result<bool> {
+        Ok(self.scope.run_as_task())
+    }
+
     async fn ask(
         &mut self,
         questions: Vec<(String, WitQuestion)>,

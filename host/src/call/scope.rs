@@ -78,6 +78,11 @@ pub trait ClientLink: Send + Sync {
     fn lists_changed(&self, _plugin: &str, _lists: ChangedLists) {}
     /// The call is waiting for a turn (`true`) or got one (`false`).
     fn queued(&self, _waiting: bool) {}
+    /// The plugin says its call will take a while: whether it now runs as a
+    /// task (only where the request allows one; by default it does not).
+    fn run_as_task(&self) -> bool {
+        false
+    }
 }
 
 /// Asks `questions` through `link` as concurrent requests, one each: what
@@ -188,6 +193,10 @@ impl CallScope {
 
     pub fn resource_updated(&self, uri: &str) {
         self.link.resource_updated(uri);
+    }
+
+    pub fn run_as_task(&self) -> bool {
+        self.link.run_as_task()
     }
 
     pub fn lists_changed(&self, plugin: &str, lists: ChangedLists) {

@@ -73,7 +73,8 @@ impl RpcError {
         error
     }
 
-    fn to_value(&self) -> Value {
+    /// The error object as it goes on the wire.
+    pub fn to_value(&self) -> Value {
         let mut error = json!({ "code": self.code, "message": self.message });
         if let Some(data) = &self.data {
             error["data"] = data.clone();

@@ -29,9 +29,9 @@ pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
 const MODERN_ONLY_METHODS: [&str; 2] = ["server/discover", "subscriptions/listen"];
 
 /// Every method a modern request may call. (`initialize`, `ping`,
-/// `logging/setLevel`, resource subscriptions and the 2025-11-25 tasks
-/// methods belong to sessions opened by `initialize`.)
-const MODERN_METHODS: [&str; 10] = [
+/// `logging/setLevel`, resource subscriptions, `tasks/result` and
+/// `tasks/list` belong to sessions opened by `initialize`.)
+const MODERN_METHODS: [&str; 13] = [
     "server/discover",
     "subscriptions/listen",
     "tools/list",
@@ -42,6 +42,9 @@ const MODERN_METHODS: [&str; 10] = [
     "prompts/list",
     "prompts/get",
     "completion/complete",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
 ];
 
 /// Whether the modern revision has `method`; the error when it does not.
@@ -148,6 +151,29 @@ pub fn unsupported_version(requested: &str) -> RpcError {
     );
     error.data = Some(json!({ "supported": supported_versions(), "requested": requested }));
     error
+}
+
+impl RequestMeta {
+    /// Whether the request declares the client extension `extension`.
+    pub fn has_extension(&self, extension: &str) -> bool {
+        self.capabilities
+            .get("extensions")
+            .and_then(|extensions| extensions.get(extension))
+            .is_some()
+    }
+}
+
+/// The error for a request that needs the client extension `extension`,
+/// which it did not declare; `why` says what needed it.
+pub fn missing_extension(extension: &str, why: &str) -> RpcError {
+    let mut required = Map::new();
+    required.insert("extensions".into(), json!({ extension: {} }));
+    missing_capability(
+        required,
+        &format!(
+            "Missing required client capability: {why} needs the {extension} extension (declare it under \"extensions\" in \"{CLIENT_CAPABILITIES}\")"
+        ),
+    )
 }
 
 /// The error for a request that needs client capabilities it did not declare.

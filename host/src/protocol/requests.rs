@@ -29,19 +29,24 @@ pub struct SubscriptionFilter {
     pub resources_list_changed: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resource_subscriptions: Vec<String>,
+    /// Tasks whose status changes the stream sends (`notifications/tasks`;
+    /// the 2026-07-28 tasks extension).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub task_ids: Vec<String>,
 }
 
 impl SubscriptionFilter {
-    /// Whether the stream asked for notification `method` (about `uri`, for
-    /// `notifications/resources/updated`).
-    pub fn wants(&self, method: &str, uri: Option<&str>) -> bool {
+    /// Whether the stream asked for notification `method` (about `subject`:
+    /// the resource of `notifications/resources/updated`, the task of
+    /// `notifications/tasks`).
+    pub fn wants(&self, method: &str, subject: Option<&str>) -> bool {
+        let listed = |wanted: &[String]| subject.is_some_and(|subject| wanted.iter().any(|w| w == subject));
         match method {
             "notifications/tools/list_changed" => self.tools_list_changed,
             "notifications/prompts/list_changed" => self.prompts_list_changed,
             "notifications/resources/list_changed" => self.resources_list_changed,
-            "notifications/resources/updated" => {
-                uri.is_some_and(|uri| self.resource_subscriptions.iter().any(|wanted| wanted == uri))
-            }
+            "notifications/resources/updated" => listed(&self.resource_subscriptions),
+            "notifications/tasks" => listed(&self.task_ids),
             _ => false,
         }
     }
@@ -100,6 +105,11 @@ pub enum Request {
     /// `tasks/cancel`.
     CancelTask {
         task_id: String,
+    },
+    /// `tasks/update` (2026-07-28 tasks extension): answers to the task's `inputRequests`.
+    UpdateTask {
+        task_id: String,
+        responses: Map<String, Value>,
     },
 }
 
@@ -257,6 +267,18 @@ impl Request {
             },
             "tasks/cancel" => Request::CancelTask {
                 task_id: task_id(&params)?,
+            },
+            "tasks/update" => Request::UpdateTask {
+                task_id: task_id(&params)?,
+                responses: match params.get_mut("inputResponses").map(Value::take) {
+                    None | Some(Value::Null) => Map::new(),
+                    Some(Value::Object(responses)) => responses,
+                    Some(_) => {
+                        return Err(RpcError::invalid_params(
+                            "Invalid params: \"inputResponses\" of tasks/update must be an object of answers by the keys of the task's \"inputRequests\"",
+                        ));
+                    }
+                },
             },
             other => return Err(RpcError::method_not_found(other)),
         })

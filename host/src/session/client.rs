@@ -110,11 +110,12 @@ pub struct RequestLink {
 
 impl RequestLink {
     /// The session and request a notification of this call belongs to: for
-    /// a multi round-trip request, the round now being served.
-    fn target(&self) -> (Arc<Session>, RequestId) {
+    /// a multi round-trip request, the round now being served (none once
+    /// the call runs as a task).
+    fn target(&self) -> Option<(Arc<Session>, RequestId)> {
         match exchange(&self.era) {
             Some(exchange) => exchange.target(),
-            None => (self.session.clone(), self.request.clone()),
+            None => Some((self.session.clone(), self.request.clone())),
         }
     }
 }
@@ -128,8 +129,9 @@ fn exchange(era: &Era) -> Option<&Arc<Exchange>> {
 
 impl ClientLink for RequestLink {
     fn notify(&self, method: &str, params: Value) {
-        let (session, request) = self.target();
-        session.notify(method, params, Some(request));
+        if let Some((session, request)) = self.target() {
+            session.notify(method, params, Some(request));
+        }
     }
 
     /// In a session, at the session's level; a modern request sets its own
@@ -138,8 +140,10 @@ impl ClientLink for RequestLink {
         match &self.era {
             Era::Legacy => self.session.plugin_log(level, logger, data, Some(self.request.clone())),
             Era::Modern(modern) => {
-                if modern.meta.log_level.is_some_and(|wanted| level >= wanted) {
-                    let (session, request) = self.target();
+                if let (true, Some((session, request))) = (
+                    modern.meta.log_level.is_some_and(|wanted| level >= wanted),
+                    self.target(),
+                ) {
                     session.rated_log(level, logger, data, Some(request));
                 }
             }
@@ -178,5 +182,10 @@ impl ClientLink for RequestLink {
 
     fn lists_changed(&self, plugin: &str, lists: ChangedLists) {
         self.session.hub.relist(plugin, lists);
+    }
+
+    /// Only a 2026-07-28 call allowed to (see [`Exchange::allow_task`]).
+    fn run_as_task(&self) -> bool {
+        exchange(&self.era).is_some_and(|exchange| exchange.run_as_task())
     }
 }

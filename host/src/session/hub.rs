@@ -1,5 +1,6 @@
 //! What every session shares: the catalog of the loaded plugins, the
-//! settings, and the live sessions (for notifications to all).
+//! settings, the live sessions (for notifications to all), and the tasks of
+//! the 2026-07-28 tasks extension (whose requests belong to no session).
 //!
 //! The catalog is immutable and swapped whole: a call that started on one
 //! version of a plugin finishes on it, and calls arriving after the swap see
@@ -12,6 +13,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tokio::sync::{Notify, watch};
+use tokio_util::task::TaskTracker;
 
 use super::Session;
 use super::mrtr::SuspendedCalls;
@@ -20,6 +22,7 @@ use crate::call::ChangedLists;
 use crate::catalog::Catalog;
 use crate::protocol::LogLevel;
 use crate::settings::ServerValues;
+use crate::tasks::{TaskSettings, TaskStore};
 
 /// How long list requests wait for the plugins present at start to load;
 /// plugins that take longer appear later through list_changed.
@@ -45,6 +48,9 @@ pub struct Hub {
     /// again: one entry per plugin, however often it said so.
     relists: Mutex<BTreeMap<String, ChangedLists>>,
     relist_wanted: Notify,
+    /// Tasks of the 2026-07-28 tasks extension, and the calls running them.
+    pub(super) tasks: TaskStore,
+    pub(super) task_runs: TaskTracker,
 }
 
 impl Hub {
@@ -55,6 +61,7 @@ impl Hub {
             Duration::from_secs(config.request_state_ttl_secs),
         )?;
         let suspended = SuspendedCalls::new(config.max_suspended_calls, Duration::from_secs_f64(config.suspend_secs));
+        let tasks = TaskStore::new(TaskSettings::new(&config));
         Ok(Arc::new(Self {
             sealer,
             suspended,
@@ -66,6 +73,8 @@ impl Hub {
             sessions: Mutex::new(Vec::new()),
             relists: Mutex::new(BTreeMap::new()),
             relist_wanted: Notify::new(),
+            tasks,
+            task_runs: TaskTracker::new(),
         }))
     }
 
@@ -181,7 +190,7 @@ impl Hub {
         sessions.push(Arc::downgrade(session));
     }
 
-    fn live_sessions(&self) -> Vec<Arc<Session>> {
+    pub(super) fn live_sessions(&self) -> Vec<Arc<Session>> {
         self.sessions.lock().unwrap().iter().filter_map(Weak::upgrade).collect()
     }
 

@@ -56,13 +56,14 @@ impl Session {
         {
             let mut open = self.listens.open.lock().unwrap();
             let limit = self.hub.config.max_subscriptions;
-            let held = open.iter().map(|(_, f)| f.resource_subscriptions.len()).sum::<usize>();
-            if held + filter.resource_subscriptions.len() > limit {
+            let count = |f: &SubscriptionFilter| f.resource_subscriptions.len() + f.task_ids.len();
+            let held = open.iter().map(|(_, f)| count(f)).sum::<usize>();
+            if held + count(&filter) > limit {
                 return Err(RpcError::new(
                     SERVER_ERROR,
                     format!(
                         "Too many subscriptions: this session's listen streams would hold more than {limit} resources \
-                         (the max_subscriptions limit); subscribe to fewer, or raise the limit ({})",
+                         and tasks (the max_subscriptions limit); subscribe to fewer, or raise the limit ({})",
                         settings::server::max_subscriptions.hint()
                     ),
                 ));
@@ -100,17 +101,23 @@ impl Session {
         if legacy {
             self.notify(method, params(), None);
         }
+        self.tell_listeners(method, uri, &params());
+    }
+
+    /// Sends `method` with `params` on every listen stream of this session
+    /// that asked for it (about `subject`: a resource, a task).
+    pub(super) fn tell_listeners(&self, method: &str, subject: Option<&str>, params: &Value) {
         let streams: Vec<RequestId> = self
             .listens
             .open
             .lock()
             .unwrap()
             .iter()
-            .filter(|(_, filter)| filter.wants(method, uri))
+            .filter(|(_, filter)| filter.wants(method, subject))
             .map(|(id, _)| id.clone())
             .collect();
         for stream in streams {
-            let mut params = params();
+            let mut params = params.clone();
             params["_meta"] = json!({ SUBSCRIPTION_ID: stream.to_value() });
             self.notify(method, params, Some(stream));
         }

@@ -3,6 +3,7 @@
 //! plugin that owns the entry (rendered by [`super::results`]).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -10,7 +11,8 @@ use tokio_util::sync::CancellationToken;
 use super::capabilities::ClientCapabilities;
 use super::client::RequestLink;
 use super::hub::Hub;
-use super::results::{self, ToolCall};
+use super::mrtr::ModernRequest;
+use super::results::{self, ToolCall, ToolOutcome};
 use super::{Era, Phase, Session};
 use crate::call::{CallError, CallScope};
 use crate::catalog::{Catalog, pagination};
@@ -21,6 +23,7 @@ use crate::protocol::modern::{self, CacheHint};
 use crate::protocol::requests::{CallTool, Complete, CompletionRef, ListKind, Request};
 use crate::protocol::{RequestId, RpcError, negotiate_version};
 use crate::settings;
+use crate::tasks;
 
 /// Most completion values one answer may carry.
 const MAX_COMPLETION_VALUES: usize = 100;
@@ -32,7 +35,8 @@ const DISCOVER_TTL_MS: u64 = 3_600_000;
 /// The capabilities this server declares: at initialize (`legacy`), and in
 /// server/discover. List changes and resource updates reach a 2025-11-25
 /// session directly and a 2026-07-28 client through `subscriptions/listen`;
-/// the 2025-11-25 tasks are declared only at initialize.
+/// the 2025-11-25 tasks are declared only at initialize, the tasks extension
+/// only in server/discover.
 fn server_capabilities(legacy: bool) -> Value {
     let mut capabilities = json!({
         "tools": { "listChanged": true },
@@ -43,6 +47,8 @@ fn server_capabilities(legacy: bool) -> Value {
     });
     if legacy {
         capabilities["tasks"] = json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } });
+    } else {
+        capabilities["extensions"] = json!({ tasks::EXTENSION: {} });
     }
     capabilities
 }
@@ -117,7 +123,8 @@ impl Session {
             | Request::Complete(_)
             | Request::GetTask { .. }
             | Request::TaskResult { .. }
-            | Request::CancelTask { .. }) => return Err(other),
+            | Request::CancelTask { .. }
+            | Request::UpdateTask { .. }) => return Err(other),
         })
     }
 
@@ -132,15 +139,30 @@ impl Session {
     ) -> Result<Value, RpcError> {
         let scope = || self.call_scope(id, era, progress_token.clone(), cancel.clone());
         let page_size = self.hub.config.page_size;
+        let modern_request = match era {
+            Era::Modern(request) => Some(request),
+            Era::Legacy => None,
+        };
+        if let Some(modern_request) = modern_request {
+            needs_tasks_extension(&request, modern_request)?;
+        }
         match request {
             Request::List {
                 kind: ListKind::Tasks,
                 cursor,
             } => self.list_tasks(cursor.as_deref()),
+            Request::GetTask { task_id } if modern_request.is_some() => self.get_extension_task(&task_id),
             Request::GetTask { task_id } => self.get_task(&task_id),
             Request::Listen(filter) => self.listen(id, filter, cancel).await,
             Request::TaskResult { task_id } => self.task_result(&task_id).await,
+            Request::CancelTask { task_id } if modern_request.is_some() => self.cancel_extension_task(&task_id),
             Request::CancelTask { task_id } => self.cancel_task(&task_id),
+            Request::UpdateTask { task_id, responses } if modern_request.is_some() => {
+                self.update_task(&task_id, responses)
+            }
+            Request::UpdateTask { .. } => Err(RpcError::method_not_found(
+                "tasks/update (a method of the 2026-07-28 tasks extension; this session speaks 2025-11-25)",
+            )),
             Request::List { kind, cursor } => {
                 let catalog = self.hub.loaded_catalog().await;
                 let cursor = cursor.as_deref();
@@ -154,7 +176,10 @@ impl Session {
             }
             Request::CallTool(params) => {
                 let catalog = self.hub.loaded_catalog().await;
-                self.call_tool(catalog, params, scope, progress_token.clone()).await
+                match modern_request {
+                    Some(modern_request) => self.call_tool_modern(catalog, params, modern_request, scope).await,
+                    None => self.call_tool(catalog, params, scope, progress_token.clone()).await,
+                }
             }
             Request::ReadResource { uri } => read_resource(&*self.hub.loaded_catalog().await, &uri, scope()).await,
             Request::GetPrompt { name, arguments } => {
@@ -167,6 +192,39 @@ impl Session {
             | Request::SetLogLevel(_)
             | Request::Subscribe { .. }
             | Request::Unsubscribe { .. } => unreachable!("answered inline"),
+        }
+    }
+
+    /// A 2026-07-28 tools/call: a tool that supports tasks may become one
+    /// (when it runs long or asks to), for a client that negotiated the
+    /// tasks extension; one that requires a task needs that extension.
+    async fn call_tool_modern(
+        self: &Arc<Self>,
+        catalog: Arc<Catalog>,
+        params: CallTool,
+        request: &ModernRequest,
+        scope: impl Fn() -> Arc<CallScope>,
+    ) -> Result<Value, RpcError> {
+        let call = ToolCall::new(catalog, params.name, params.arguments)?;
+        let exchange = request.exchange.as_ref();
+        match call.tool().task_support {
+            TaskSupport::Forbidden => {}
+            _ if request.meta.has_extension(tasks::EXTENSION) => {
+                if let Some(exchange) = exchange {
+                    exchange.allow_task(Duration::from_millis(self.hub.config.task_after_ms));
+                }
+            }
+            TaskSupport::Required => {
+                return Err(modern::missing_extension(
+                    tasks::EXTENSION,
+                    &format!("tools/call of {}, a tool that runs only as a task,", call.name),
+                ));
+            }
+            TaskSupport::Optional => {}
+        }
+        match call.run(scope()).await? {
+            ToolOutcome::Crashed { error, .. } if exchange.is_some_and(|exchange| exchange.is_task()) => Err(error),
+            outcome => Ok(outcome.into_result()),
         }
     }
 
@@ -273,6 +331,20 @@ impl Session {
         }
         state.subscriptions.insert(uri);
         Ok(json!({}))
+    }
+}
+
+/// In the 2026-07-28 revision, the tasks methods and listening for tasks
+/// need the tasks extension; the -32021 error that says so.
+fn needs_tasks_extension(request: &Request, modern_request: &ModernRequest) -> Result<(), RpcError> {
+    let what = match request {
+        Request::GetTask { .. } | Request::UpdateTask { .. } | Request::CancelTask { .. } => "this request",
+        Request::Listen(filter) if !filter.task_ids.is_empty() => "listening for task status (\"taskIds\")",
+        _ => return Ok(()),
+    };
+    match modern_request.meta.has_extension(tasks::EXTENSION) {
+        true => Ok(()),
+        false => Err(modern::missing_extension(tasks::EXTENSION, what)),
     }
 }
 

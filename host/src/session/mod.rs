@@ -15,6 +15,7 @@ mod methods;
 mod mrtr;
 mod request_state;
 mod results;
+mod task_extension;
 mod tasks;
 
 use std::collections::{HashMap, HashSet};

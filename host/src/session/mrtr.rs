@@ -10,6 +10,12 @@
 //! call in a fresh instance: each question it asks again is answered from
 //! the answers sealed in `requestState`, in order and without a round trip,
 //! until it reaches a new one.
+//!
+//! A call of a task-supporting tool, for a client that negotiated the tasks
+//! extension, may leave the conversation instead: when it has run long
+//! enough in one round, or when the plugin asks to, the request is answered
+//! with a task and the call goes on in the background (see
+//! [`super::task_extension`]).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,7 +23,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::Session;
@@ -53,8 +59,22 @@ pub struct Exchange {
     /// Set when the call asked for something the request's client
     /// capabilities do not declare: the request's answer is -32021.
     missing: Mutex<Option<RpcError>>,
-    /// Where the call's notifications go: the request now being served.
-    target: Mutex<(Arc<Session>, RequestId)>,
+    /// Where the call's notifications go: the request now being served
+    /// (none once the call runs as a task: no request is open any more).
+    target: Mutex<Option<(Arc<Session>, RequestId)>>,
+    /// Whether and when the call leaves the conversation to run as a task.
+    detach: watch::Sender<Detach>,
+}
+
+/// Whether a call may run as a task (2026-07-28 tasks extension), and when.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Detach {
+    /// It may not: the request is answered when the call ends or asks.
+    Never,
+    /// Once it has run this long in one round (or sooner, if the plugin asks).
+    After(Duration),
+    /// Now: the plugin asked, or the call already runs as a task.
+    Now,
 }
 
 impl std::fmt::Debug for Exchange {
@@ -67,15 +87,65 @@ impl std::fmt::Debug for Exchange {
 
 /// Questions a call waits on, the ones the client has not answered yet.
 pub struct Asked {
-    requests: Map<String, Value>,
+    pub(super) requests: Map<String, Value>,
     /// Told when new answers are in (dropped: the call is abandoned).
-    answered: oneshot::Sender<()>,
+    pub(super) answered: oneshot::Sender<()>,
 }
 
 impl Exchange {
-    /// The session and request the call's notifications go to now.
-    pub fn target(&self) -> (Arc<Session>, RequestId) {
+    /// The session and request the call's notifications go to now; none
+    /// once it runs as a task.
+    pub fn target(&self) -> Option<(Arc<Session>, RequestId)> {
         self.target.lock().unwrap().clone()
+    }
+
+    /// The call may run as a task: it becomes one once it has run for
+    /// `after` in a round without ending or asking, or when the plugin asks.
+    pub fn allow_task(&self, after: Duration) {
+        self.detach.send_if_modified(|detach| {
+            let allowed = *detach == Detach::Never;
+            if allowed {
+                *detach = Detach::After(after);
+            }
+            allowed
+        });
+    }
+
+    /// The plugin asked to run as a task: whether the call does (or will,
+    /// as soon as its round notices).
+    pub fn run_as_task(&self) -> bool {
+        self.detach.send_if_modified(|detach| {
+            let now = matches!(*detach, Detach::After(_));
+            if now {
+                *detach = Detach::Now;
+            }
+            now
+        });
+        *self.detach.borrow() == Detach::Now
+    }
+
+    /// Whether the call runs as a task now.
+    pub fn is_task(&self) -> bool {
+        self.target.lock().unwrap().is_none()
+    }
+
+    /// Resolves when the call should leave the conversation as a task;
+    /// never, for a call that may not.
+    async fn detach_point(&self) {
+        let mut changes = self.detach.subscribe();
+        loop {
+            let detach = *changes.borrow_and_update();
+            match detach {
+                Detach::Now => return,
+                Detach::After(after) => tokio::select! {
+                    () = tokio::time::sleep(after) => return,
+                    _ = changes.changed() => {}
+                },
+                Detach::Never => {
+                    let _ = changes.changed().await;
+                }
+            }
+        }
     }
 
     /// Asks `questions`: each is answered from the answers the client has
@@ -226,7 +296,7 @@ pub fn open(
     answers.extend(responses);
     if let Some(waiting) = suspended.and_then(|key| suspended_calls.take(key, &request)) {
         waiting.exchange.take_answers(answers);
-        *waiting.exchange.target.lock().unwrap() = (session.clone(), id.clone());
+        *waiting.exchange.target.lock().unwrap() = Some((session.clone(), id.clone()));
         return Ok(Conversation::Resumed(waiting));
     }
     let (sender, asks) = mpsc::unbounded_channel();
@@ -237,7 +307,8 @@ pub fn open(
         named: AtomicUsize::new(0),
         asks: sender,
         missing: Mutex::new(None),
-        target: Mutex::new((session.clone(), id.clone())),
+        target: Mutex::new(Some((session.clone(), id.clone()))),
+        detach: watch::Sender::new(Detach::Never),
     });
     Ok(Conversation::Fresh { exchange, asks })
 }
@@ -319,7 +390,8 @@ impl Session {
     /// Serves one round of a request whose plugin call may ask the client:
     /// runs (or resumes) the call until it completes, or until it asks
     /// something not yet answered, which suspends it and answers the request
-    /// with an `InputRequiredResult`. None: the request was cancelled.
+    /// with an `InputRequiredResult`, or until it leaves as a task, which
+    /// answers with the task. None: the request was cancelled.
     pub(super) async fn converse(
         self: &Arc<Self>,
         conversation: Conversation,
@@ -337,9 +409,16 @@ impl Session {
             }
         };
         let round = tokio::select! {
-            outcome = &mut call => Round::Done(outcome),
-            Some(waiting) = asks.recv() => Round::Asked(waiting),
+            biased;
             _ = cancelled.cancelled() => Round::Cancelled,
+            () = exchange.detach_point() => Round::Detached(None),
+            outcome = &mut call => Round::Done(outcome),
+            // A plugin that asks to run as a task and then asks the client
+            // something, in one go, has its question go to the task.
+            Some(waiting) = asks.recv() => match *exchange.detach.borrow() {
+                Detach::Now => Round::Detached(Some(waiting)),
+                _ => Round::Asked(waiting),
+            },
         };
         match round {
             Round::Done(outcome) => Some(match exchange.missing.lock().unwrap().take() {
@@ -365,6 +444,13 @@ impl Session {
                     "requestState": self.hub.sealer.seal(&state),
                 })))
             }
+            Round::Detached(asked) => Some(self.run_as_task(Detached {
+                call,
+                asks,
+                asked,
+                exchange,
+                cancel,
+            })),
             Round::Cancelled => {
                 cancel.cancel();
                 None
@@ -373,9 +459,35 @@ impl Session {
     }
 }
 
+/// A call that left its conversation to run as a task.
+pub struct Detached {
+    pub call: BoxFuture<'static, Result<Value, RpcError>>,
+    pub asks: mpsc::UnboundedReceiver<Asked>,
+    /// What the call asked as it left, if it did.
+    pub asked: Option<Asked>,
+    pub exchange: Arc<Exchange>,
+    /// Ends the plugin call.
+    pub cancel: CancellationToken,
+}
+
+impl Detached {
+    /// No request is open any more: the call's notifications have nowhere to go.
+    pub(super) fn close_request(&self) {
+        *self.exchange.target.lock().unwrap() = None;
+    }
+
+    /// The answers to the questions the call waits on are in.
+    pub(super) fn answer(&self, asked: Asked, answers: Map<String, Value>) {
+        self.exchange.take_answers(answers);
+        let _ = asked.answered.send(());
+    }
+}
+
 /// How one round of a conversation ended.
 enum Round {
     Done(Result<Value, RpcError>),
     Asked(Asked),
+    /// With what the call asked as it left, if it did.
+    Detached(Option<Asked>),
     Cancelled,
 }

@@ -25,6 +25,13 @@ pub enum ToolOutcome {
         result: Value,
         message: Option<String>,
     },
+    /// The plugin call itself failed (a trap, a limit, an error instead of
+    /// a result): `result` says so as a tool error, `error` as the JSON-RPC
+    /// error a 2026-07-28 task reports (its status is then `failed`).
+    Crashed {
+        result: Value,
+        error: RpcError,
+    },
 }
 
 impl ToolOutcome {
@@ -37,10 +44,20 @@ impl ToolOutcome {
         }
     }
 
+    /// The plugin call failed with `error`, whose message the model sees.
+    fn crashed(error: RpcError) -> Self {
+        let ToolOutcome::Failed { result, .. } = Self::failed(error.message.clone()) else {
+            unreachable!("failed() makes a failed outcome")
+        };
+        Self::Crashed { result, error }
+    }
+
     /// The result for the client.
     pub fn into_result(self) -> Value {
         match self {
-            ToolOutcome::Completed(result) | ToolOutcome::Failed { result, .. } => result,
+            ToolOutcome::Completed(result)
+            | ToolOutcome::Failed { result, .. }
+            | ToolOutcome::Crashed { result, .. } => result,
         }
     }
 }
@@ -93,7 +110,13 @@ impl ToolCall {
             Err(CallError::Unsupported(what)) => Err(RpcError::internal(format!(
                 "the plugin serving {name} does not export {what}"
             ))),
-            Err(error) => Ok(ToolOutcome::failed(format!("Tool {name} failed: {error}"))),
+            Err(error) => {
+                let message = format!("Tool {name} failed: {error}");
+                Ok(ToolOutcome::crashed(match error {
+                    CallError::Refused(types::Error::InvalidParams(_)) => RpcError::invalid_params(message),
+                    _ => RpcError::internal(message),
+                }))
+            }
         }
     }
 }

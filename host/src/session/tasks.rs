@@ -56,6 +56,9 @@ impl Session {
                 Some(Ok(ToolOutcome::Failed { result, message })) => {
                     running.finish(Status::Failed, message, Some(Ok(result)))
                 }
+                Some(Ok(ToolOutcome::Crashed { result, error })) => {
+                    running.finish(Status::Failed, Some(error.message), Some(Ok(result)))
+                }
                 Some(Ok(ToolOutcome::Completed(result))) => running.finish(Status::Completed, None, Some(Ok(result))),
                 Some(Err(error)) => running.finish(Status::Failed, Some(error.message.clone()), Some(Err(error))),
                 None => running.finish(Status::Cancelled, Some("cancelled".into()), None),

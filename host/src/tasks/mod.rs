@@ -1,17 +1,21 @@
-//! MCP tasks (2025-11-25): tool calls that run in the background while the
-//! client polls, waits on, lists or cancels them.
+//! MCP tasks: tool calls that run in the background while the client polls,
+//! waits on or cancels them. The same task serves both revisions, each with
+//! its own wire shape: 2025-11-25 (`ttl`, `tasks/result`, one store per
+//! session, so a task is visible only to the session that created it) and
+//! the 2026-07-28 tasks extension (`ttlMs`, the result inlined in
+//! `tasks/get`, questions to the client as `inputRequests`, one store for
+//! the whole server, since its requests belong to no session).
 //!
-//! Each session has its own store, so a task is visible only to the session
-//! that created it. A task keeps its status, its result once it has one, and
-//! its expiry: past its ttl it is purged with its result, so memory stays
-//! bounded however many tasks a client starts.
+//! A task keeps its status, its result once it has one, and its expiry: past
+//! its ttl it is purged with its result, so memory stays bounded however
+//! many tasks a client starts.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use serde_json::{Value, json};
-use tokio::sync::watch;
+use serde_json::{Map, Value, json};
+use tokio::sync::{oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::RpcError;
@@ -20,6 +24,13 @@ use crate::settings::{self, ServerValues};
 
 /// The key under `_meta` that ties a message to a task.
 pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+
+/// The 2026-07-28 tasks extension, as named under `capabilities.extensions`.
+pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
+/// The names of a task's durations in the tasks extension (2025-11-25 says
+/// `ttl` and `pollInterval`).
+const EXTENSION_DURATIONS: (&str, &str) = ("ttlMs", "pollIntervalMs");
 
 /// Retention when the client asks for none (or less if the most allowed is less).
 const DEFAULT_TTL: Duration = Duration::from_secs(3600);
@@ -88,6 +99,12 @@ struct State {
     message: Option<String>,
     updated_at: SystemTime,
     outcome: Option<Result<Value, RpcError>>,
+    /// What the call waits for the client to answer, by key (2026-07-28).
+    input_requests: Map<String, Value>,
+    /// Answers given so far to the questions still open.
+    answers: Map<String, Value>,
+    /// Takes the answers once every open question has one.
+    answered: Option<oneshot::Sender<Map<String, Value>>>,
 }
 
 /// One task: its identity, state, and the token that stops its call.
@@ -103,21 +120,100 @@ pub struct Task {
 }
 
 impl Task {
-    /// The Task object of the protocol.
+    /// The Task object of the 2025-11-25 revision.
     pub fn to_json(&self) -> Value {
+        self.fields(&self.state.lock().unwrap(), ("ttl", "pollInterval"))
+    }
+
+    /// The task as the 2026-07-28 extension shows it on creation
+    /// (`CreateTaskResult`, with `resultType` "task").
+    pub fn to_created(&self) -> Value {
+        let mut task = self.fields(&self.state.lock().unwrap(), EXTENSION_DURATIONS);
+        task["resultType"] = json!("task");
+        task
+    }
+
+    /// The task as the 2026-07-28 extension shows it in `tasks/get` and
+    /// `notifications/tasks`: its questions while it waits on the client,
+    /// its result once completed, its error once failed.
+    pub fn to_detailed(&self) -> Value {
         let state = self.state.lock().unwrap();
+        let mut task = self.fields(&state, EXTENSION_DURATIONS);
+        match (&state.status, &state.outcome) {
+            (Status::InputRequired, _) => task["inputRequests"] = Value::Object(state.input_requests.clone()),
+            (Status::Completed, Some(Ok(result))) => task["result"] = result.clone(),
+            (Status::Failed, Some(Err(error))) => task["error"] = error.to_value(),
+            _ => {}
+        }
+        task
+    }
+
+    /// The fields every Task object has, its two durations (in ms) under
+    /// the names given.
+    fn fields(&self, state: &State, (ttl, poll_interval): (&str, &str)) -> Value {
         let mut task = json!({
             "taskId": self.id,
             "status": state.status.as_str(),
             "createdAt": timestamp(self.created_at),
             "lastUpdatedAt": timestamp(state.updated_at),
-            "ttl": self.ttl.as_millis() as u64,
-            "pollInterval": self.poll_interval.as_millis() as u64,
+            ttl: self.ttl.as_millis() as u64,
+            poll_interval: self.poll_interval.as_millis() as u64,
         });
         if let Some(message) = &state.message {
             task["statusMessage"] = json!(message);
         }
         task
+    }
+
+    /// The call waits for the client to answer `requests` (by key): the task
+    /// shows them as its `inputRequests` until [`Task::give_input`] has an
+    /// answer for each; the answers then arrive on the returned receiver.
+    /// Returns whether the status changed (to announce), and the receiver.
+    pub fn wait_for_input(&self, requests: Map<String, Value>) -> (bool, oneshot::Receiver<Map<String, Value>>) {
+        let (sender, receiver) = oneshot::channel();
+        let mut state = self.state.lock().unwrap();
+        if state.status.is_terminal() {
+            return (false, receiver);
+        }
+        let message = format!(
+            "waiting for the client to answer {} (send them with tasks/update)",
+            requests.keys().map(String::as_str).collect::<Vec<_>>().join(", ")
+        );
+        state.status = Status::InputRequired;
+        state.message = Some(message);
+        state.updated_at = SystemTime::now();
+        state.input_requests = requests;
+        state.answers = Map::new();
+        state.answered = Some(sender);
+        (true, receiver)
+    }
+
+    /// Takes the client's answers to open questions (`tasks/update`);
+    /// answers to anything else are ignored. Once every open question has
+    /// its answer the task is working again and the waiting call gets them.
+    /// Returns whether the task changed (to announce).
+    pub fn give_input(&self, responses: Map<String, Value>) -> bool {
+        let mut state = self.state.lock().unwrap();
+        let mut changed = false;
+        for (key, answer) in responses {
+            if state.input_requests.remove(&key).is_some() {
+                state.answers.insert(key, answer);
+                changed = true;
+            }
+        }
+        if !changed {
+            return false;
+        }
+        state.updated_at = SystemTime::now();
+        if state.input_requests.is_empty() {
+            state.status = Status::Working;
+            state.message = None;
+            let answers = std::mem::take(&mut state.answers);
+            if let Some(answered) = state.answered.take() {
+                let _ = answered.send(answers);
+            }
+        }
+        true
     }
 
     pub fn expires_at(&self) -> Instant {
@@ -162,6 +258,8 @@ impl Task {
         state.message = message;
         state.updated_at = SystemTime::now();
         state.outcome = outcome;
+        state.input_requests = Map::new();
+        state.answered = None;
         drop(state);
         self.finished.send_replace(true);
         true
@@ -244,6 +342,9 @@ impl TaskStore {
                 message: None,
                 updated_at: now,
                 outcome: None,
+                input_requests: Map::new(),
+                answers: Map::new(),
+                answered: None,
             }),
             finished: watch::Sender::new(false),
         });

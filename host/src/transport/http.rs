@@ -118,7 +118,10 @@ pub async fn serve(hub: Arc<Hub>, config: HttpConfig) -> Result<()> {
     // the grace and their answers are routed. Whatever a client still holds
     // after that (a stream it does not read) is closed at the deadline.
     let drained = async {
-        sessions.close_all(grace).await;
+        tokio::join!(
+            sessions.close_all(grace),
+            sessions.hub().close_tasks(grace, "the server is shutting down")
+        );
         connections.closed().await;
     };
     if tokio::time::timeout(grace + SHUTDOWN_MARGIN, drained).await.is_err() {

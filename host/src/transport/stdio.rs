@@ -30,7 +30,7 @@ pub async fn serve(hub: Arc<Hub>) -> Result<()> {
     let max_message_bytes = hub.config.max_message_bytes;
     let backlog = Arc::new(Backlog::new(hub.config.max_pending_requests));
     let (outbox, outgoing) = mpsc::unbounded_channel::<Outgoing>();
-    let session = Session::new(hub, outbox);
+    let session = Session::new(hub.clone(), outbox);
     let writing = backlog.clone();
     let writer = std::thread::Builder::new()
         .name("stdout".into())
@@ -55,7 +55,8 @@ pub async fn serve(hub: Arc<Hub>) -> Result<()> {
     // New requests are refused from before the shutdown is announced.
     session.refuse_new_requests();
     tracing::info!("{cause}; shutting down");
-    session.close(grace, "the server is shutting down").await;
+    let why = "the server is shutting down";
+    tokio::join!(session.close(grace, why), hub.close_tasks(grace, why));
     drop(session);
     // The writer ends once every sender (the session and its calls) is gone.
     let _ = tokio::time::timeout(grace, tokio::task::spawn_blocking(move || writer.join())).await;

@@ -2,9 +2,11 @@
 //! (`@modelcontextprotocol/conformance` 0.1.16) expects from a server, with
 //! the names, URIs, schemas and behaviours of its reference server: see
 //! `shared/conformance/FIXTURES.md`. The fixtures only its 2026-07-28
-//! pre-release line asks for are in [`modern`].
+//! pre-release line asks for are in [`modern`] and, for the tasks
+//! extension, [`tasks`].
 
 mod modern;
+mod tasks;
 
 use std::thread::sleep;
 use std::time::Duration;
@@ -404,7 +406,7 @@ fn prompts(plugin: Plugin) -> Plugin {
 }
 
 fn plugin() -> Plugin {
-    modern::fixtures(prompts(resources(tools(Plugin::new()))))
+    tasks::fixtures(modern::fixtures(prompts(resources(tools(Plugin::new())))))
 }
 
 wasm_mcp_sdk::export!(plugin);

@@ -133,6 +133,7 @@ fn check_headers(
     let named = match method {
         "tools/call" | "prompts/get" => params.get("name"),
         "resources/read" => params.get("uri"),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => params.get("taskId"),
         _ => None,
     };
     if let Some(body) = named.and_then(Value::as_str) {

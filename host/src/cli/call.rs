@@ -159,7 +159,11 @@ async fn call(args: &CallArgs) -> Result<()> {
         .await
         .with_context(|| format!("{} does not load", args.plugin.display()))?;
     let hub = Hub::new(settings.server)?;
-    hub.publish(Catalog::build([&plugin]), &BTreeSet::new(), ChangedLists::default());
+    hub.publish(
+        Catalog::build([&plugin], &Catalog::default()),
+        &BTreeSet::new(),
+        ChangedLists::default(),
+    );
     hub.startup_done();
     check_exists(&hub, &request, &args.plugin)?;
 

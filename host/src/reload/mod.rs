@@ -253,21 +253,24 @@ impl Reloader {
     }
 }
 
-/// The `.wasm` files directly inside `dir`, sorted by plugin name.
+/// The `.wasm` files directly inside `dir`, sorted by plugin name; none
+/// (logged) when the directory cannot be read.
 fn wasm_files(dir: &Path) -> Vec<PathBuf> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) => {
-            tracing::error!(dir = %dir.display(), "cannot read the plugins directory: {e}");
-            return Vec::new();
-        }
-    };
-    let mut files: Vec<PathBuf> = entries
+    plugin_files(dir).unwrap_or_else(|e| {
+        tracing::error!(dir = %dir.display(), "cannot read the plugins directory: {e}");
+        Vec::new()
+    })
+}
+
+/// The `.wasm` files directly inside `dir` (the plugins served from it),
+/// sorted by plugin name: the order of the start.
+pub fn plugin_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|path| path.extension().is_some_and(|ext| ext == "wasm") && path.is_file())
         .collect();
     files.sort_by_cached_key(|path| plugin_name(path));
-    files
+    Ok(files)
 }
 
 /// A plugin's own files: its `.wasm` and its manifest.

@@ -171,7 +171,7 @@ fn the_manifest_beside_the_plugin_grants_and_another_can_replace_it() {
         format!(
             "[[directories]]\nhost = \"{}\"\nguest = \"/docs\"\n",
             wasm_mcp_tests::workspace_root()
-                .join("plugins/docs-search/docs")
+                .join("plugins/docs-search/docs-search")
                 .display()
         ),
     )
@@ -350,4 +350,21 @@ fn calls_python_and_javascript_plugins() {
         cached >= 2,
         "both components are in the cache directory ({cached} entries)"
     );
+}
+
+/// `plugins/dist` copied elsewhere as it is (`cp -R`), as a user does: the
+/// docs-search manifest's grant goes along with it and still resolves.
+#[test]
+fn a_copy_of_the_built_plugins_directory_keeps_its_grants_working() {
+    let copy = tempfile::tempdir().expect("a temporary directory");
+    let status = Command::new("cp")
+        .arg("-R")
+        .arg(wasm_mcp_tests::plugins_dist())
+        .arg(copy.path().join("my-plugins"))
+        .status()
+        .expect("run cp");
+    assert!(status.success());
+    let plugin = copy.path().join("my-plugins/docs-search.wasm");
+    let found = call(&plugin, &["search_docs", "--args", r#"{"query": "manifest"}"#]).succeeded();
+    assert!(found.result()["structuredContent"]["documents"].as_u64().unwrap() > 0);
 }

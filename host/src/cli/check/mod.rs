@@ -387,27 +387,13 @@ fn render_exports(out: &mut String, plugin: &Plugin) {
     }
     let _ = writeln!(out, "  resources ({})", listing.resources.len());
     for r in &listing.resources {
-        let mime = r.mime_type.as_deref().map(|m| format!(" [{m}]")).unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "    {}  {}{mime}{}",
-            r.uri,
-            r.name,
-            about(&r.title, &r.description)
-        );
-        render_cache(out, &plugin.manifest, &r.uri);
+        let about = about(&r.title, &r.description);
+        render_resource(out, plugin, &r.uri, &r.name, r.mime_type.as_deref(), &about);
     }
     let _ = writeln!(out, "  resource templates ({})", listing.templates.len());
     for t in &listing.templates {
-        let mime = t.mime_type.as_deref().map(|m| format!(" [{m}]")).unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "    {}  {}{mime}{}",
-            t.uri_template,
-            t.name,
-            about(&t.title, &t.description)
-        );
-        render_cache(out, &plugin.manifest, &t.uri_template);
+        let about = about(&t.title, &t.description);
+        render_resource(out, plugin, &t.uri_template, &t.name, t.mime_type.as_deref(), &about);
     }
     let _ = writeln!(out, "  prompts ({})", listing.prompts.len());
     for p in &listing.prompts {
@@ -427,6 +413,13 @@ fn render_exports(out: &mut String, plugin: &Plugin) {
         "  completion  {}",
         if plugin.has_completion() { "yes" } else { "no" }
     );
+}
+
+/// One resource or template (`key`, its URI or URI template), with its caching hint.
+fn render_resource(out: &mut String, plugin: &Plugin, key: &str, name: &str, mime: Option<&str>, about: &str) {
+    let mime = mime.map(|m| format!(" [{m}]")).unwrap_or_default();
+    let _ = writeln!(out, "    {key}  {name}{mime}{about}");
+    render_cache(out, &plugin.manifest, key);
 }
 
 /// The caching hint the manifest sets for the resource or template `key`, if any.

@@ -6,7 +6,11 @@
 # For every crate folder CRATES_DIR/<folder> (one with a Cargo.toml), copies
 # SRC_DIR/<crate_name_with_underscores>.wasm to DEST_DIR/<folder>.wasm, and
 # CRATES_DIR/<folder>/<folder>.toml (the plugin's manifest, if it has one) to
-# DEST_DIR/<folder>.toml. A crate whose component was not built is an error.
+# DEST_DIR/<folder>.toml, and the folder of files it grants,
+# CRATES_DIR/<folder>/<folder>/ (if it has one), to DEST_DIR/<folder>/: a
+# manifest granting the relative path <folder> works in both places, and a
+# copy of DEST_DIR takes everything its plugins need. A crate whose component
+# was not built is an error.
 set -euo pipefail
 
 if [[ $# -ne 3 ]]; then
@@ -31,6 +35,10 @@ for manifest in "$crates"/*/Cargo.toml; do
     cp "$wasm" "$dest/$folder.wasm"
     if [[ -f $dir/$folder.toml ]]; then
         cp "$dir/$folder.toml" "$dest/$folder.toml"
+    fi
+    if [[ -d $dir/$folder ]]; then
+        rm -rf "${dest:?}/$folder"
+        cp -R "$dir/$folder" "$dest/$folder"
     fi
     count=$((count + 1))
 done

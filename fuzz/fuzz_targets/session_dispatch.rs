@@ -82,7 +82,11 @@ fn host() -> &'static Host {
                 }
                 loaded
             });
-        hub.publish(Catalog::build(&loaded), &BTreeSet::new(), ChangedLists::default());
+        hub.publish(
+            Catalog::build(&loaded, &Catalog::default()),
+            &BTreeSet::new(),
+            ChangedLists::default(),
+        );
         hub.startup_done();
         Host {
             runtime,

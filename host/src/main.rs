@@ -2,6 +2,14 @@
 
 mod cli;
 
-fn main() -> anyhow::Result<()> {
-    cli::run()
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    match cli::run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            cli::report(&error);
+            ExitCode::FAILURE
+        }
+    }
 }

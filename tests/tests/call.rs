@@ -171,7 +171,7 @@ fn the_manifest_beside_the_plugin_grants_and_another_can_replace_it() {
         format!(
             "[[directories]]\nhost = \"{}\"\nguest = \"/docs\"\n",
             wasm_mcp_tests::workspace_root()
-                .join("plugins/docs-search/docs")
+                .join("plugins/docs-search/docs-search")
                 .display()
         ),
     )
@@ -350,4 +350,58 @@ fn calls_python_and_javascript_plugins() {
         cached >= 2,
         "both components are in the cache directory ({cached} entries)"
     );
+}
+
+/// `plugins/dist` copied elsewhere as it is (`cp -R`), as a user does: the
+/// docs-search manifest's grant goes along with it and still resolves.
+#[test]
+fn a_copy_of_the_built_plugins_directory_keeps_its_grants_working() {
+    let copy = tempfile::tempdir().expect("a temporary directory");
+    let status = Command::new("cp")
+        .arg("-R")
+        .arg(wasm_mcp_tests::plugins_dist())
+        .arg(copy.path().join("my-plugins"))
+        .status()
+        .expect("run cp");
+    assert!(status.success());
+    let plugin = copy.path().join("my-plugins/docs-search.wasm");
+    let found = call(&plugin, &["search_docs", "--args", r#"{"query": "manifest"}"#]).succeeded();
+    assert!(found.result()["structuredContent"]["documents"].as_u64().unwrap() > 0);
+}
+
+/// A tool whose task support is `required` runs as a task, as a client runs
+/// it: its result on stdout, its progress and status changes on stderr.
+#[test]
+fn a_tool_that_runs_only_as_a_task_runs_as_one() {
+    let dir = PluginDir::with(&["batch-digest"]);
+    dir.add_file(
+        "batch-digest.toml",
+        b"[tools.digest_batch]\ntask_support = \"required\"\n",
+    );
+    let plugin = dir.path().join("batch-digest.wasm");
+    let run = call(
+        &plugin,
+        &[
+            "digest_batch",
+            "--args",
+            r#"{"items": ["alpha", "beta"], "rounds": 10}"#,
+        ],
+    )
+    .succeeded();
+    let result = run.result();
+    assert_eq!(result["structuredContent"]["completed"], 2, "{result}");
+    let task_id = result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("the result names its task: {result}"));
+    for said in [
+        format!("[task] {task_id} created: digest_batch runs as a task"),
+        "[progress] 2.0/2.0 digested 2 of 2 inputs".to_owned(),
+        format!("[task] {task_id} completed"),
+    ] {
+        assert!(
+            run.stderr.contains(&said),
+            "expected {said:?} on stderr:\n{}",
+            run.stderr
+        );
+    }
 }

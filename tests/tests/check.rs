@@ -1,7 +1,9 @@
-//! `wasm-mcp check PLUGIN.wasm` (alias `inspect`): the real binary over real
-//! plugins. It reports exports with their schemas, WASI imports, manifest
-//! grants and warnings on stdout, exits 0 when the plugin loads, and exits
-//! non-zero with the reason on stderr when it does not.
+//! `wasm-mcp check PLUGIN.wasm|DIR` (alias `inspect`): the real binary over
+//! real plugins. It reports exports with their schemas, WASI imports, manifest
+//! grants, notes and warnings on stdout (for a directory, every plugin and the
+//! renames serving it makes), exits 0 when the plugins load, non-zero with
+//! the reason on stderr when one does not, and with `--strict` non-zero on
+//! any warning.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -10,8 +12,13 @@ use wasm_mcp_tests::{PluginDir, binary};
 
 /// Runs `wasm-mcp <subcommand> <plugin>`.
 fn run(subcommand: &str, plugin: &Path) -> Output {
+    run_with(&[subcommand], plugin)
+}
+
+/// Runs `wasm-mcp <args...> <plugin>`.
+fn run_with(args: &[&str], plugin: &Path) -> Output {
     Command::new(binary())
-        .arg(subcommand)
+        .args(args)
         .arg(plugin)
         .env("WASM_MCP_LOG", "warn")
         .output()
@@ -223,7 +230,19 @@ fn check_fails_clearly_when_the_plugin_does_not_load() {
     let bad_rule = plugins.add_plugin_as("text-tools", "bad-rule");
     plugins.add_file("bad-rule.toml", b"[network]\nallow = [\"example.com\"]\n");
     let (stdout, stderr) = fails(&bad_rule);
-    contains_all(&stdout, &["manifest  INVALID", "network.allow"]);
+    contains_all(
+        &stdout,
+        &[
+            "manifest  INVALID",
+            "network.allow",
+            "DOES NOT LOAD: its manifest is invalid",
+        ],
+    );
+    assert_eq!(
+        stdout.matches("no port").count(),
+        1,
+        "the report says the error once:\n{stdout}"
+    );
     contains_all(
         &stderr,
         &["bad-rule.toml", "network.allow", "\"example.com\"", "no port"],
@@ -278,4 +297,94 @@ fn check_shows_tls_only_rules_and_the_ca_file() {
         &format!("{stdout}{stderr}"),
         &["[network] ca_file", "ca.pem", "holds no certificate"],
     );
+}
+
+#[test]
+fn check_warns_about_manifest_settings_for_a_tool_the_plugin_does_not_list_and_strict_fails_on_it() {
+    let plugins = PluginDir::with(&["text-tools"]);
+    let wasm = plugins.path().join("text-tools.wasm");
+    plugins.add_file("text-tools.toml", b"[tools.revers.limits]\ntimeout_secs = 5\n");
+    let stdout = loads("check", &wasm);
+    contains_all(
+        &stdout,
+        &[
+            "status    loads",
+            "Warnings",
+            "its manifest sets [tools.revers] but the plugin lists no tool revers",
+            "reverse",
+        ],
+    );
+
+    let strict = run_with(&["check", "--strict"], &wasm);
+    let stderr = String::from_utf8_lossy(&strict.stderr);
+    assert_eq!(strict.status.code(), Some(2), "--strict fails on a warning: {stderr}");
+    contains_all(&stderr, &["1 warning(s)", "--strict"]);
+
+    // Without the warning, --strict passes.
+    plugins.add_file("text-tools.toml", b"[tools.reverse.limits]\ntimeout_secs = 5\n");
+    let clean = run_with(&["check", "--strict"], &wasm);
+    assert!(clean.status.success(), "{}", String::from_utf8_lossy(&clean.stderr));
+}
+
+#[test]
+fn check_tells_the_python_runtimes_imports_from_what_the_plugin_uses() {
+    let plugins = PluginDir::with(&["stats", "hostile"]);
+    let python = loads("check", &plugins.path().join("stats.wasm"));
+    contains_all(
+        &python,
+        &[
+            "wasi:filesystem/preopens@",
+            "wasi:sockets/tcp@",
+            "Notes",
+            "built with componentize-py (the Python runtime), which imports wasi:filesystem and wasi:sockets",
+            "cannot tell whether this plugin uses them",
+        ],
+    );
+    assert!(!python.contains("Warnings"), "nothing its author can act on: {python}");
+    let strict = run_with(&["check", "--strict"], &plugins.path().join("stats.wasm"));
+    assert!(strict.status.success(), "a note is no warning");
+
+    // A component that is no Python plugin and imports them still gets the warnings.
+    let rust = loads("check", &plugins.path().join("hostile.wasm"));
+    assert!(!rust.contains("Notes"), "{rust}");
+    contains_all(
+        &rust,
+        &["imports wasi:sockets (network) but its manifest grants no [network] allow rules"],
+    );
+}
+
+#[test]
+fn check_of_a_directory_shows_every_plugin_and_the_renames_serving_it_makes() {
+    let plugins = PluginDir::with(&["text-tools"]);
+    let clean = loads("check", plugins.path());
+    contains_all(
+        &clean,
+        &[
+            "Plugin text-tools",
+            "1 plugin(s), 1 loading",
+            "every tool and prompt is served under its own name",
+        ],
+    );
+
+    // The same plugin under a file name that sorts first, with no manifest.
+    plugins.add_plugin_as("text-tools", "My Tools");
+    let stdout = loads("check", plugins.path());
+    contains_all(
+        &stdout,
+        &[
+            "Plugin My Tools",
+            "Plugin text-tools",
+            "2 plugin(s), 2 loading",
+            "Renamed at start",
+            "the tool reverse of plugin text-tools is served as text-tools_reverse: plugin My Tools already serves reverse",
+        ],
+    );
+    let strict = run_with(&["check", "--strict"], plugins.path());
+    assert_eq!(strict.status.code(), Some(2), "a rename is a warning");
+
+    // A plugin that does not load fails the directory's check, naming it.
+    plugins.add_file("broken.wasm", b"not wasm");
+    let broken = run("check", plugins.path());
+    assert_eq!(broken.status.code(), Some(1));
+    contains_all(&String::from_utf8_lossy(&broken.stderr), &["broken.wasm does not load"]);
 }

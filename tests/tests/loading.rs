@@ -1,6 +1,7 @@
 //! Loading the plugins directory: files that are not usable components are
 //! reported on stderr with their path and skipped while the good plugins
-//! serve; a plugin written against the raw WIT bindings (no SDK) serves too.
+//! serve; a plugin written against the raw WIT bindings (no SDK) serves too;
+//! a missing directory is one clear line on stderr.
 
 use serde_json::json;
 use wasm_mcp_tests::expect::{by_name, single_text, tool_ok};
@@ -89,4 +90,34 @@ fn files_that_are_not_wasm_are_ignored() {
     let tools = server.list_all("tools/list", "tools");
     assert_eq!(tools.len(), 6, "only text-tools' six tools: {tools:?}");
     server.shutdown();
+}
+
+/// A command-line error is its chain of reasons on one line, without a
+/// backtrace even when `RUST_BACKTRACE` is set; `WASM_MCP_LOG=debug` adds it.
+#[test]
+fn a_missing_plugins_directory_is_one_clear_line_without_a_backtrace() {
+    let missing = std::env::temp_dir().join("wasm-mcp-surely-not-a-plugins-directory");
+    let serve = |log: &str| {
+        std::process::Command::new(wasm_mcp_tests::binary())
+            .args(["serve", "--plugins"])
+            .arg(&missing)
+            .env("RUST_BACKTRACE", "1")
+            .env("WASM_MCP_LOG", log)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run wasm-mcp serve")
+    };
+    let plain = serve("info");
+    assert!(!plain.status.success());
+    let stderr = String::from_utf8_lossy(&plain.stderr);
+    let expected = format!(
+        "wasm-mcp: the plugins directory {} does not exist; create it or pass --plugins DIR\n",
+        missing.display()
+    );
+    assert!(stderr.ends_with(&expected), "{stderr}");
+    assert!(!stderr.contains("backtrace"), "{stderr}");
+
+    let debug = serve("debug");
+    let stderr = String::from_utf8_lossy(&debug.stderr);
+    assert!(stderr.contains("Stack backtrace"), "{stderr}");
 }

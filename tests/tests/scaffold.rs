@@ -1,14 +1,16 @@
 //! `wasm-mcp new` for each language, the whole loop a plugin author runs:
 //! scaffold, run the project's own tests, build it with its own Makefile,
 //! drop the component into a directory the real binary is serving, see
-//! `tools/list_changed`, and call the new tool. Also: bad names and existing
-//! directories are refused with a clear error.
+//! `tools/list_changed`, and call the new tool; two projects dropped into one
+//! server keep their names, and a later plugin serving one of those names
+//! never takes it. Also: bad names and existing directories are refused with
+//! a clear error.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::json;
-use wasm_mcp_tests::expect::{by_name, single_text};
+use wasm_mcp_tests::expect::{by_name, names, single_text};
 use wasm_mcp_tests::{PluginDir, StdioServer, binary, compile_timeout, workspace_root};
 
 fn new_project(name: &str, lang: &str, parent: &Path) -> Output {
@@ -39,7 +41,8 @@ fn make(project: &Path, target: &str) {
 }
 
 /// Scaffolds `name` in `lang`, tests and builds it with its own Makefile,
-/// then hot-loads it into a running server and calls its `shout` tool.
+/// then hot-loads it into a running server and calls its `shout` tool (named
+/// after the project).
 fn scaffold_build_and_serve(lang: &str) {
     let parent = tempfile::tempdir().expect("a parent directory");
     let name = format!("my-{lang}-plugin");
@@ -65,12 +68,126 @@ fn scaffold_build_and_serve(lang: &str) {
         n["method"] == "notifications/tools/list_changed"
     });
     let tools = server.list_all("tools/list", "tools");
-    assert_eq!(by_name(&tools, "shout")["inputSchema"]["required"], json!(["text"]));
+    let shout = format!("my_{lang}_plugin_shout");
+    assert_eq!(by_name(&tools, &shout)["inputSchema"]["required"], json!(["text"]));
+    assert_eq!(shout_text(&mut server, &shout), "HI HI");
+    server.shutdown();
+}
+
+/// What the tool `name` answers for `hi`, twice.
+fn shout_text(server: &mut StdioServer, name: &str) -> String {
     let result = server
-        .call_tool("shout", json!({"text": "hi", "times": 2}))
+        .call_tool(name, json!({"text": "hi", "times": 2}))
         .result()
         .clone();
-    assert_eq!(single_text(&result), "HI HI");
+    single_text(&result).to_owned()
+}
+
+/// Drops `wasm` into the server's directory as `file` and waits until the
+/// tools list changed.
+fn drop_in(server: &mut StdioServer, wasm: &Path, file: &str) {
+    let bytes = std::fs::read(wasm).unwrap_or_else(|e| panic!("read {}: {e}", wasm.display()));
+    server.plugin_dir().add_file(file, &bytes);
+    server.wait_for_notification_within(compile_timeout(), &format!("tools/list_changed after {file}"), |n| {
+        n["method"] == "notifications/tools/list_changed"
+    });
+}
+
+/// The README's loop for two projects into one running server: each keeps
+/// the names it serves. Then a plugin that serves one of those names too,
+/// under a file name that sorts first, is dropped in: it gets the prefixed
+/// name, the client is told (naming both plugins), the holder keeps
+/// answering, and the rename is said once however often plugins reload.
+#[test]
+fn two_scaffolds_in_one_server_keep_their_names_and_a_later_plugin_never_takes_one() {
+    let parent = tempfile::tempdir().expect("a parent directory");
+    let mut wasm = Vec::new();
+    for name in ["my-tools", "more-tools"] {
+        let created = new_project(name, "rust", parent.path());
+        assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
+        make(&parent.path().join(name), "build");
+        wasm.push(parent.path().join(format!("{name}/dist/{name}.wasm")));
+    }
+
+    let mut server = StdioServer::start(PluginDir::empty());
+    server.initialize(json!({}));
+    server.request("logging/setLevel", json!({"level": "info"})).result();
+    server.wait_until_loaded();
+    drop_in(&mut server, &wasm[0], "my-tools.wasm");
+    drop_in(&mut server, &wasm[1], "more-tools.wasm");
+    let tools = names(&server.list_all("tools/list", "tools"));
+    assert_eq!(tools, ["more_tools_shout", "my_tools_shout"]);
+    assert_eq!(shout_text(&mut server, "my_tools_shout"), "HI HI");
+    assert_eq!(shout_text(&mut server, "more_tools_shout"), "HI HI");
+
+    // A plugin serving `my_tools_shout` too (lower-casing instead), as
+    // `aaa-shadow.wasm`: first in name order, yet it does not take the name.
+    let more_tools = parent.path().join("more-tools");
+    let source = more_tools.join("src/lib.rs");
+    let code = std::fs::read_to_string(&source).unwrap();
+    let shadow = code
+        .replace("\"more_tools_shout\"", "\"my_tools_shout\"")
+        .replace("to_uppercase()", "to_lowercase()");
+    assert_ne!(code, shadow, "the template's tool name or body changed: {code}");
+    std::fs::write(&source, shadow).unwrap();
+    make(&more_tools, "build");
+    drop_in(&mut server, &wasm[1], "aaa-shadow.wasm");
+
+    let told = server.wait_for_notification("a warning about the renamed tool", |n| {
+        n["method"] == "notifications/message" && n["params"]["data"]["servedAs"] == "aaa-shadow_my_tools_shout"
+    });
+    assert_eq!(told["params"]["level"], "warning", "{told}");
+    let data = &told["params"]["data"];
+    assert_eq!(
+        (&data["plugin"], &data["name"], &data["servedBy"]),
+        (&json!("aaa-shadow"), &json!("my_tools_shout"), &json!("my-tools")),
+        "{told}"
+    );
+    let message = data["message"].as_str().unwrap();
+    assert!(
+        message.contains("aaa-shadow") && message.contains("my-tools"),
+        "{message}"
+    );
+    let tools = names(&server.list_all("tools/list", "tools"));
+    assert_eq!(
+        tools,
+        ["aaa-shadow_my_tools_shout", "more_tools_shout", "my_tools_shout"]
+    );
+    assert_eq!(
+        shout_text(&mut server, "my_tools_shout"),
+        "HI HI",
+        "the holder keeps its name"
+    );
+    assert_eq!(shout_text(&mut server, "aaa-shadow_my_tools_shout"), "hi hi");
+
+    // The holder reloaded (copied again, the same listing: no list_changed):
+    // it keeps the name, and the rename, unchanged, is not said again.
+    let holder_loaded = |stderr: &str| {
+        stderr
+            .lines()
+            .filter(|line| line.contains("plugin loaded") && line.contains("plugin=\"my-tools\""))
+            .count()
+    };
+    let loads = holder_loaded(&server.stderr());
+    server
+        .plugin_dir()
+        .add_file("my-tools.wasm", &std::fs::read(&wasm[0]).unwrap());
+    server.wait_for_stderr("my-tools loaded again", |stderr| holder_loaded(stderr) > loads);
+    assert_eq!(shout_text(&mut server, "my_tools_shout"), "HI HI");
+    let renames = |server: &StdioServer| {
+        server
+            .notifications_of("notifications/message")
+            .iter()
+            .filter(|n| n["params"]["data"]["servedAs"] == "aaa-shadow_my_tools_shout")
+            .count()
+    };
+    assert_eq!(renames(&server), 1, "the rename is told once");
+    let stderr = server.stderr();
+    assert_eq!(
+        stderr.matches("is served as aaa-shadow_my_tools_shout").count(),
+        1,
+        "the rename is logged once: {stderr}"
+    );
     server.shutdown();
 }
 

@@ -1,13 +1,13 @@
 //! The catalog: every tool, resource, template and prompt of every loaded
 //! plugin, under the names the client sees, rendered once, with pagination.
 //!
-//! Naming is deterministic: plugins are taken in name order and the first to
-//! claim a tool or prompt name keeps it; a later plugin's colliding entry is
-//! exposed as `<plugin>_<name>`, and the rename is logged. A manifest's
-//! `prefix` exposes all of a plugin's names as `<prefix>_<name>` instead.
-//! A resource URI claimed twice stays with the first plugin.
+//! Names are stable (see [`naming`]): a plugin that serves a name keeps it
+//! while it lists it, a plugin arriving later that lists it too is served
+//! as `<plugin>_<name>` (a [`Rename`]), and among plugins arriving together
+//! the first in name order wins. A resource URI or template listed twice is
+//! served by its holder only.
 
-mod naming;
+pub mod naming;
 pub mod pagination;
 mod uri_template;
 
@@ -21,6 +21,8 @@ use crate::contract::wire;
 use crate::manifest::CacheScope;
 use crate::plugin::Plugin;
 use crate::protocol::modern::CacheHint;
+use naming::Names;
+pub use naming::Rename;
 pub use pagination::Listed;
 use uri_template::UriTemplate;
 
@@ -77,26 +79,41 @@ pub struct Catalog {
     pub resources: BTreeMap<String, ResourceEntry>,
     /// Keyed by URI template.
     pub templates: BTreeMap<String, TemplateEntry>,
+    /// The tools and prompts served under another name than their own.
+    pub renames: Vec<Rename>,
+}
+
+/// The names of one kind being given out, one [`Names`] per kind.
+struct Naming {
+    tools: Names,
+    prompts: Names,
+    resources: Names,
+    templates: Names,
 }
 
 impl Catalog {
-    /// Builds the catalog of `plugins`, taken in name order. Entries whose
-    /// metadata is unusable are skipped with an error on stderr.
-    pub fn build<'a>(plugins: impl IntoIterator<Item = &'a Arc<Plugin>>) -> Catalog {
+    /// Builds the catalog of `plugins`, which replaces `previous` (the empty
+    /// catalog at start): the names `previous` served stay with the plugins
+    /// that served them; the other plugins are taken in name order. Entries
+    /// whose metadata is unusable are skipped with an error on stderr.
+    pub fn build<'a>(plugins: impl IntoIterator<Item = &'a Arc<Plugin>>, previous: &Catalog) -> Catalog {
         let mut plugins: Vec<&Arc<Plugin>> = plugins.into_iter().collect();
         plugins.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut naming = Naming::after(previous, &plugins);
         let mut catalog = Catalog::default();
         for plugin in plugins {
-            catalog.add_tools(plugin);
-            catalog.add_prompts(plugin);
-            catalog.add_resources(plugin);
+            catalog.add_tools(plugin, &mut naming.tools);
+            catalog.add_prompts(plugin, &mut naming.prompts);
+            catalog.add_resources(plugin, &mut naming);
         }
+        catalog.renames = naming.tools.into_renames();
+        catalog.renames.extend(naming.prompts.into_renames());
         catalog
     }
 
-    fn add_tools(&mut self, plugin: &Arc<Plugin>) {
+    fn add_tools(&mut self, plugin: &Arc<Plugin>, names: &mut Names) {
         for tool in &plugin.listing.tools {
-            let Some(name) = naming::claim(&self.tools, plugin, &tool.name, "tool") else {
+            let Some(name) = names.claim(plugin, &tool.name) else {
                 continue;
             };
             match tool_entry(plugin, tool, &name) {
@@ -110,9 +127,9 @@ impl Catalog {
         }
     }
 
-    fn add_prompts(&mut self, plugin: &Arc<Plugin>) {
+    fn add_prompts(&mut self, plugin: &Arc<Plugin>, names: &mut Names) {
         for prompt in &plugin.listing.prompts {
-            let Some(name) = naming::claim(&self.prompts, plugin, &prompt.name, "prompt") else {
+            let Some(name) = names.claim(plugin, &prompt.name) else {
                 continue;
             };
             match wire::prompt(prompt.clone(), &name) {
@@ -140,13 +157,9 @@ impl Catalog {
         }
     }
 
-    fn add_resources(&mut self, plugin: &Arc<Plugin>) {
+    fn add_resources(&mut self, plugin: &Arc<Plugin>, naming: &mut Naming) {
         for resource in &plugin.listing.resources {
-            if let Some(owner) = self.resources.get(&resource.uri) {
-                tracing::warn!(
-                    plugin = %plugin.name, uri = %resource.uri, owner = %owner.plugin.name,
-                    "resource URI already served by another plugin; keeping the first"
-                );
+            if !naming.resources.take(plugin, &resource.uri) {
                 continue;
             }
             match wire::resource(resource.clone()) {
@@ -166,8 +179,7 @@ impl Catalog {
             }
         }
         for template in &plugin.listing.templates {
-            if self.templates.contains_key(&template.uri_template) {
-                tracing::warn!(plugin = %plugin.name, template = %template.uri_template, "resource template already served; keeping the first");
+            if !naming.templates.take(plugin, &template.uri_template) {
                 continue;
             }
             let entry = UriTemplate::parse(&template.uri_template)
@@ -201,6 +213,64 @@ impl Catalog {
             .values()
             .find(|t| t.matcher.matches(uri))
             .map(|t| (&t.plugin, t.cache))
+    }
+}
+
+impl Naming {
+    /// The naming of a catalog of `plugins` that replaces `previous`: what
+    /// `previous` served under its own name stays with the plugin that
+    /// served it, as long as that plugin lists it (and, for a tool or a
+    /// prompt, sets no `prefix`).
+    fn after(previous: &Catalog, plugins: &[&Arc<Plugin>]) -> Naming {
+        let present: BTreeMap<&str, &Plugin> = plugins.iter().map(|p| (&*p.name, &***p)).collect();
+        let lists = |plugin: &str, has: &dyn Fn(&Plugin) -> bool| present.get(plugin).is_some_and(|p| has(p));
+        let unprefixed = |p: &Plugin| p.manifest.prefix.is_none();
+        Naming {
+            tools: Names::new(
+                "tool",
+                previous
+                    .tools
+                    .iter()
+                    .map(|(n, e)| (n.as_str(), &*e.plugin.name, e.own_name.as_str())),
+                |plugin, own| {
+                    lists(plugin, &|p| {
+                        unprefixed(p) && p.listing.tools.iter().any(|t| t.name == own)
+                    })
+                },
+            ),
+            prompts: Names::new(
+                "prompt",
+                previous
+                    .prompts
+                    .iter()
+                    .map(|(n, e)| (n.as_str(), &*e.plugin.name, e.own_name.as_str())),
+                |plugin, own| {
+                    lists(plugin, &|p| {
+                        unprefixed(p) && p.listing.prompts.iter().any(|t| t.name == own)
+                    })
+                },
+            ),
+            resources: Names::new(
+                "resource URI",
+                previous
+                    .resources
+                    .iter()
+                    .map(|(uri, e)| (uri.as_str(), &*e.plugin.name, uri.as_str())),
+                |plugin, uri| lists(plugin, &|p| p.listing.resources.iter().any(|r| r.uri == uri)),
+            ),
+            templates: Names::new(
+                "resource template",
+                previous
+                    .templates
+                    .iter()
+                    .map(|(t, e)| (t.as_str(), &*e.plugin.name, t.as_str())),
+                |plugin, template| {
+                    lists(plugin, &|p| {
+                        p.listing.templates.iter().any(|t| t.uri_template == template)
+                    })
+                },
+            ),
+        }
     }
 }
 

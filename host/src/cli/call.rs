@@ -6,7 +6,9 @@
 //! config file and flags) and hands JSON-RPC requests to an in-process [`Session`], so
 //! argument checks, limits and result rendering are exactly those a client
 //! gets. The result goes to stdout as JSON; the plugin's logs and progress go
-//! to stderr. The command fails (exit status 1) with the reason on stderr when
+//! to stderr. A tool whose task support is `required` runs as a task, the way
+//! a client runs it: created, then waited on with `tasks/result`, its status
+//! changes on stderr with its progress. The command fails (exit status 1) with the reason on stderr when
 //! the plugin does not load, the tool, resource or prompt is unknown, the
 //! arguments are not a JSON object or do not fit the input schema, or the
 //! tool returns an error.
@@ -22,6 +24,7 @@ use tokio::sync::mpsc;
 use wasm_mcp::call::ChangedLists;
 use wasm_mcp::catalog::Catalog;
 use wasm_mcp::config::{ConfigFile, Settings};
+use wasm_mcp::contract::bindings::tools::TaskSupport;
 use wasm_mcp::manifest::Manifest;
 use wasm_mcp::protocol::Incoming;
 use wasm_mcp::runtime::PluginRuntime;
@@ -102,6 +105,26 @@ impl Request {
         }
     }
 
+    /// The tool, prompt or resource asked for.
+    fn name(&self) -> &str {
+        match self {
+            Request::Tool { name, .. } | Request::Prompt { name, .. } => name,
+            Request::Resource { uri } => uri,
+        }
+    }
+
+    /// Whether the request is a call of a tool that runs only as a task.
+    fn needs_task(&self, hub: &Hub) -> bool {
+        match self {
+            Request::Tool { name, .. } => hub
+                .catalog()
+                .tools
+                .get(name)
+                .is_some_and(|tool| tool.task_support == TaskSupport::Required),
+            _ => false,
+        }
+    }
+
     fn params(&self) -> Value {
         match self {
             Request::Tool { name, arguments } => json!({ "name": name, "arguments": arguments }),
@@ -159,14 +182,22 @@ async fn call(args: &CallArgs) -> Result<()> {
         .await
         .with_context(|| format!("{} does not load", args.plugin.display()))?;
     let hub = Hub::new(settings.server)?;
-    hub.publish(Catalog::build([&plugin]), &BTreeSet::new(), ChangedLists::default());
+    hub.publish(
+        Catalog::build([&plugin], &Catalog::default()),
+        &BTreeSet::new(),
+        ChangedLists::default(),
+    );
     hub.startup_done();
     check_exists(&hub, &request, &args.plugin)?;
+    let as_task = request.needs_task(&hub);
 
     let (outbox, mut outgoing) = mpsc::unbounded_channel::<Outgoing>();
     let session = Session::new(hub, outbox);
     let mut params = request.params();
     params["_meta"] = json!({ "progressToken": "call" });
+    if as_task {
+        params["task"] = json!({});
+    }
     for message in [
         json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": wasm_mcp::protocol::LATEST_PROTOCOL_VERSION,
@@ -180,15 +211,31 @@ async fn call(args: &CallArgs) -> Result<()> {
         session.handle(Incoming::from_value(message).expect("a well-formed request"));
     }
 
+    // The answer to the request, or, for a task, to `tasks/result` (id 3).
     let result = loop {
         let Some(out) = outgoing.recv().await else {
             bail!("the host ended without answering");
         };
         let message = out.message;
-        if message.get("id") == Some(&json!(2)) {
-            break message;
+        match message.get("id") {
+            Some(id) if *id == json!(2) && as_task => {
+                let Some(task_id) = message["result"]["task"]["taskId"].as_str() else {
+                    break message;
+                };
+                eprintln!(
+                    "[task] {task_id} created: {} runs as a task (its task support is required)",
+                    request.name()
+                );
+                session.handle(
+                    Incoming::from_value(
+                        json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/result", "params": {"taskId": task_id}}),
+                    )
+                    .expect("a well-formed request"),
+                );
+            }
+            Some(id) if *id == json!(2) || *id == json!(3) => break message,
+            _ => report_notification(&message),
         }
-        report_notification(&message);
     };
     drop(runtime);
     finish(&request, result)
@@ -231,6 +278,17 @@ fn report_notification(message: &Value) {
             let level = params["level"].as_str().unwrap_or("info");
             let logger = params["logger"].as_str().unwrap_or("plugin");
             eprintln!("[{level}] {logger}: {text}");
+        }
+        Some("notifications/tasks/status") => {
+            let text = params["statusMessage"]
+                .as_str()
+                .map(|m| format!(": {m}"))
+                .unwrap_or_default();
+            eprintln!(
+                "[task] {} {}{text}",
+                params["taskId"].as_str().unwrap_or("?"),
+                params["status"].as_str().unwrap_or("?")
+            );
         }
         Some("notifications/progress") => {
             let total = params.get("total").map(|t| format!("/{t}")).unwrap_or_default();

@@ -41,12 +41,18 @@ enum Command {
 
 /// Runs the command the arguments name.
 pub fn run() -> Result<()> {
+    let cli = Cli::parse();
+    // A server says what it loads and serves; a one-shot command only what
+    // went wrong, so its own output stands alone.
+    let default_level = match cli.command {
+        Command::Serve(_) => "info",
+        _ => "warn",
+    };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
-        .with_env_filter(EnvFilter::try_from_env("WASM_MCP_LOG").unwrap_or_else(|_| EnvFilter::new("info")))
+        .with_env_filter(EnvFilter::try_from_env("WASM_MCP_LOG").unwrap_or_else(|_| EnvFilter::new(default_level)))
         .init();
-    let cli = Cli::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let result = match cli.command {
         Command::Serve(args) => runtime.block_on(serve::run(args)),
@@ -58,6 +64,18 @@ pub fn run() -> Result<()> {
     // signal): do not wait for it.
     runtime.shutdown_background();
     result
+}
+
+/// Says on stderr why the command failed: the chain of reasons on one line,
+/// or, when `WASM_MCP_LOG` asks for debug (or trace) output, with where it
+/// happened (a backtrace, when `RUST_BACKTRACE` is set).
+pub fn report(error: &anyhow::Error) {
+    let debug = std::env::var("WASM_MCP_LOG").is_ok_and(|filter| filter.contains("debug") || filter.contains("trace"));
+    if debug {
+        eprintln!("wasm-mcp: {error:?}");
+    } else {
+        eprintln!("wasm-mcp: {error:#}");
+    }
 }
 
 /// The directory of compiled plugins: `configured`, else

@@ -43,7 +43,7 @@ pub struct NewArgs {
     #[arg(long, value_enum)]
     pub lang: Lang,
     /// The directory to create the project in [default: the current directory].
-    #[arg(long, value_name = "PARENT", default_value = ".")]
+    #[arg(long, value_name = "PARENT", default_value = ".", hide_default_value = true)]
     pub dir: PathBuf,
 }
 

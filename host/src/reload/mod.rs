@@ -33,6 +33,9 @@ use crate::session::Hub;
 
 mod watch;
 
+/// The logger of what the host says to clients about the plugins directory.
+const LOGGER: &str = "wasm-mcp";
+
 /// Quiet time that ends a burst of events, and that follows a round of
 /// relisting.
 const DEBOUNCE: Duration = Duration::from_millis(150);
@@ -216,27 +219,58 @@ impl Reloader {
             served.targets.insert(name, targets);
         }
         if changed {
-            self.hub
-                .publish(Catalog::build(served.plugins.values()), &replaced, relisted);
+            let previous = self.hub.catalog();
+            let catalog = Catalog::build(served.plugins.values(), &previous);
+            self.announce_renames(&previous, &catalog);
+            self.hub.publish(catalog, &replaced, relisted);
+        }
+    }
+
+    /// Says, on stderr and to every client, each rename `catalog` makes that
+    /// `previous` did not: once per change, not once per reload.
+    fn announce_renames(&self, previous: &Catalog, catalog: &Catalog) {
+        for rename in catalog.renames.iter().filter(|r| !previous.renames.contains(r)) {
+            tracing::warn!(
+                plugin = rename.plugin,
+                name = rename.name,
+                served_as = rename.served_as,
+                holder = rename.holder,
+                "{rename}"
+            );
+            self.hub.log_to_all(
+                LogLevel::Warning,
+                LOGGER,
+                json!({
+                    "message": rename.to_string(),
+                    "kind": rename.kind,
+                    "plugin": rename.plugin,
+                    "name": rename.name,
+                    "servedAs": rename.served_as,
+                    "servedBy": rename.holder,
+                }),
+            );
         }
     }
 }
 
-/// The `.wasm` files directly inside `dir`, sorted by name.
+/// The `.wasm` files directly inside `dir`, sorted by plugin name; none
+/// (logged) when the directory cannot be read.
 fn wasm_files(dir: &Path) -> Vec<PathBuf> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) => {
-            tracing::error!(dir = %dir.display(), "cannot read the plugins directory: {e}");
-            return Vec::new();
-        }
-    };
-    let mut files: Vec<PathBuf> = entries
+    plugin_files(dir).unwrap_or_else(|e| {
+        tracing::error!(dir = %dir.display(), "cannot read the plugins directory: {e}");
+        Vec::new()
+    })
+}
+
+/// The `.wasm` files directly inside `dir` (the plugins served from it),
+/// sorted by plugin name: the order of the start.
+pub fn plugin_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|path| path.extension().is_some_and(|ext| ext == "wasm") && path.is_file())
         .collect();
-    files.sort();
-    files
+    files.sort_by_cached_key(|path| plugin_name(path));
+    Ok(files)
 }
 
 /// A plugin's own files: its `.wasm` and its manifest.

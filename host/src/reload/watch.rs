@@ -26,7 +26,7 @@ use serde_json::json;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::{DEBOUNCE, Reloader};
+use super::{DEBOUNCE, LOGGER, Reloader};
 use crate::call::ChangedLists;
 use crate::protocol::LogLevel;
 use crate::settings::server;
@@ -37,8 +37,6 @@ const SETTLE_ATTEMPTS: u32 = 100;
 /// How long a burst waits, with no event at all, for a plugin file that is
 /// still open for writing (a copy that paused) before loading it anyway.
 const OPEN_WRITE_PATIENCE: Duration = Duration::from_secs(10);
-/// The logger of what the host says to clients about the directory.
-const LOGGER: &str = "wasm-mcp";
 
 /// What one watcher event says about a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,8 +2,9 @@
 // tested by `node --test` without wasm; plugin.js exports them from the component.
 import { param } from "./wasm-mcp.js";
 
+// Tool and prompt names start with the plugin's name, so they never collide with another plugin's.
 export const tools = {
-  shout: {
+  {{crate}}_shout: {
     description: "Upper-cases text, repeated as often as asked",
     readOnly: true,
     params: { text: param.string("The text to shout"), times: param.integer("How many times").optional() },
@@ -19,9 +20,9 @@ export const resources = {
 };
 
 export const prompts = {
-  cheer: {
+  {{crate}}_cheer: {
     description: "Asks the model for a cheer",
     arguments: { team: param.string("Who to cheer for") },
-    render: ({ team }) => `Write a short cheer for ${team}, then shout it with the shout tool.`,
+    render: ({ team }) => `Write a short cheer for ${team}, then shout it with the {{crate}}_shout tool.`,
   },
 };

@@ -7,8 +7,8 @@ import { definePlugin } from "./wasm-mcp.js";
 
 const plugin = definePlugin({ tools, resources, prompts });
 
-test("shout upper-cases and repeats", () => {
-  const result = plugin.tools.callTool("shout", JSON.stringify({ text: "hi", times: 2 }));
+test("{{crate}}_shout upper-cases and repeats", () => {
+  const result = plugin.tools.callTool("{{crate}}_shout", JSON.stringify({ text: "hi", times: 2 }));
   assert.deepEqual(result.content, [{ tag: "text", val: { text: "HI HI" } }]);
 });
 

@@ -187,7 +187,7 @@ fn plugin() -> Plugin {
                 .description(
                     "Digests each of `items` with `rounds` chained SHA-256 hashes (default 1 000 000, about \
                      a second per item), one item per step. Reports progress after each item and stops early \
-                     when cancelled, returning the digests done so far. Slow: call it as a task \
+                     when cancelled (a cancelled call has no result). Slow: call it as a task \
                      (params.task) to poll for the result instead of waiting.",
                 )
                 .read_only_hint(true)

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use wasm_mcp_sdk::{Plugin, Tool};
 
-/// Arguments of `shout` (doc comments become schema descriptions).
+/// Arguments of `{{crate}}_shout` (doc comments become schema descriptions).
 #[derive(Deserialize, JsonSchema)]
 struct ShoutArgs {
     /// The text to shout.
@@ -18,9 +18,10 @@ fn shout(args: ShoutArgs) -> String {
     vec![args.text.to_uppercase(); args.times.unwrap_or(1)].join(" ")
 }
 
+/// The tools, named after the plugin so that they never collide with another plugin's.
 fn plugin() -> Plugin {
     Plugin::new().tool(
-        Tool::new("shout", shout)
+        Tool::new("{{crate}}_shout", shout)
             .description("Upper-cases text, repeated as often as asked")
             .read_only_hint(true),
     )

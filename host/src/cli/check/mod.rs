@@ -3,7 +3,13 @@
 //!
 //! It loads the plugin exactly as `serve` does (the same runtime, linker,
 //! manifest and listing calls), and reads the component's imports from its
-//! binary, so it can show them even when the plugin does not load.
+//! binary ([`component`]), so it can show them even when the plugin does not
+//! load. Given a directory, it checks every plugin in it and shows the names
+//! serving it would give them ([`directory`]). With `--strict`, a warning
+//! fails it too.
+
+mod component;
+mod directory;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -18,26 +24,76 @@ use wasm_mcp::manifest::{CacheScope, EnvValue, Manifest};
 use wasm_mcp::plugin::Plugin;
 use wasm_mcp::runtime::{PluginRuntime, plugin_name};
 
+use component::{Component, describe_import};
+
 #[derive(Args)]
 pub struct CheckArgs {
-    /// The plugin component (`NAME.wasm`; its manifest `NAME.toml` is read from beside it).
+    /// The plugin component (`NAME.wasm`; its manifest `NAME.toml` is read from beside it),
+    /// or a plugins directory: every plugin in it, and the names serving it gives them.
     plugin: PathBuf,
+    /// Fail (exit status 2) on any warning too, not only when a plugin does not load.
+    #[arg(long)]
+    strict: bool,
 }
 
-/// `check`: the report on stdout; exits 1 with the reason on stderr when the plugin does not load.
+/// `check`: the report on stdout; exits 1 with the reason on stderr when a
+/// plugin does not load, and with `--strict` 2 when there are warnings.
 pub async fn run(args: CheckArgs) -> Result<()> {
-    let failure = match Inspection::run(&args.plugin).await {
-        Ok(inspection) => {
-            print!("{}", inspection.render());
-            inspection.failure()
+    let runtime = PluginRuntime::new(&Settings::default(), None)?;
+    let outcome = if args.plugin.is_dir() {
+        directory::check(&runtime, &args.plugin).await?
+    } else {
+        match Inspection::run(&runtime, &args.plugin).await {
+            Ok(inspection) => {
+                print!("{}", inspection.render());
+                Outcome::of(&inspection)
+            }
+            Err(e) => Outcome {
+                failures: vec![(args.plugin.clone(), format!("{e:#}"))],
+                warnings: 0,
+            },
         }
-        Err(e) => Some(format!("{e:#}")),
     };
-    if let Some(why) = failure {
-        eprintln!("wasm-mcp check: {} does not load: {why}", args.plugin.display());
+    for (path, why) in &outcome.failures {
+        eprintln!("wasm-mcp check: {} does not load: {why}", path.display());
+    }
+    if !outcome.failures.is_empty() {
         std::process::exit(1);
     }
+    if args.strict && outcome.warnings > 0 {
+        eprintln!(
+            "wasm-mcp check: {} warning(s), and --strict fails on any; fix them or leave out --strict",
+            outcome.warnings
+        );
+        std::process::exit(2);
+    }
     Ok(())
+}
+
+/// What one run of `check` found: the plugins that do not load, and how
+/// many warnings it gave.
+#[derive(Default)]
+struct Outcome {
+    failures: Vec<(PathBuf, String)>,
+    warnings: usize,
+}
+
+impl Outcome {
+    fn of(inspection: &Inspection) -> Outcome {
+        Outcome {
+            failures: inspection
+                .failure()
+                .map(|why| (inspection.path.clone(), why))
+                .into_iter()
+                .collect(),
+            warnings: inspection.warnings().len(),
+        }
+    }
+
+    fn add(&mut self, other: Outcome) {
+        self.failures.extend(other.failures);
+        self.warnings += other.warnings;
+    }
 }
 
 /// What `check` found out about one plugin file.
@@ -45,27 +101,26 @@ pub struct Inspection {
     pub path: PathBuf,
     /// The manifest beside the file, if any, or why it is unusable.
     pub manifest: Result<(Manifest, Option<PathBuf>), String>,
-    /// The component's top-level imports, or why they cannot be read.
-    pub imports: Result<Vec<String>, String>,
+    /// The component's imports, or why they cannot be read.
+    pub component: Result<Component, String>,
     /// The plugin as the host loads it, or why it does not load.
     pub plugin: Result<std::sync::Arc<Plugin>, String>,
 }
 
 impl Inspection {
-    /// Loads `path` as `serve` would, with the host's default limits.
-    pub async fn run(path: &Path) -> Result<Inspection> {
+    /// Loads `path` as `serve` would, with `runtime` (the host's default limits).
+    pub async fn run(runtime: &PluginRuntime, path: &Path) -> Result<Inspection> {
         if !path.is_file() {
-            bail!("{} does not exist or is not a file", path.display());
+            bail!("{} does not exist or is not a file or a directory", path.display());
         }
-        let runtime = PluginRuntime::new(&Settings::default(), None)?;
         let manifest = Manifest::for_plugin(path).map_err(|e| format!("{e:#}"));
         let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let imports = component_imports(&bytes);
+        let component = Component::read(&bytes);
         let plugin = runtime.load(path).await.map_err(|e| format!("{e:#}"));
         Ok(Inspection {
             path: path.to_owned(),
             manifest,
-            imports,
+            component,
             plugin,
         })
     }
@@ -78,28 +133,31 @@ impl Inspection {
         }
     }
 
-    /// The warnings: capabilities imported but not granted, grants not used,
-    /// imports this host does not provide.
+    /// The warnings: capabilities imported but not granted (unless only the
+    /// language runtime imports them, see [`Inspection::notes`]), grants not
+    /// used, manifest settings for entries the plugin does not list.
     pub fn warnings(&self) -> Vec<String> {
         let mut warnings = Vec::new();
-        let (Ok(imports), Ok((manifest, _))) = (&self.imports, &self.manifest) else {
+        let (Ok(component), Ok((manifest, _))) = (&self.component, &self.manifest) else {
             return warnings;
         };
-        let imports_any = |prefix: &str| imports.iter().any(|i| i.starts_with(prefix));
-        if imports_any("wasi:filesystem/preopens") && manifest.directories.is_empty() {
+        let imports_any = |prefix: &str| component.imports_any(prefix);
+        // What the runtime always imports is no sign the plugin's code uses it.
+        let uses = |prefix: &str| imports_any(prefix) && !component.carried_by_runtime(prefix);
+        if uses("wasi:filesystem/") && imports_any("wasi:filesystem/preopens") && manifest.directories.is_empty() {
             warnings.push(
                 "imports wasi:filesystem/preopens (files) but its manifest grants no [[directories]]: \
                  it will see no files at all"
                     .into(),
             );
         }
-        if imports_any("wasi:sockets/") && manifest.network.allow.is_empty() {
+        if uses("wasi:sockets/") && manifest.network.allow.is_empty() {
             warnings.push(
                 "imports wasi:sockets (network) but its manifest grants no [network] allow rules: \
                  every connection and name lookup will be refused"
                     .into(),
             );
-        } else if imports_any("wasi:sockets/") && manifest.network.allow.iter().all(|r| r.tls_only) {
+        } else if uses("wasi:sockets/") && manifest.network.allow.iter().all(|r| r.tls_only) {
             warnings.push(
                 "imports wasi:sockets (network) but its manifest's [network] allow rules are all https:// (TLS only), \
                  which grant wasi:http requests only: every socket connection and name lookup will be refused"
@@ -154,6 +212,20 @@ impl Inspection {
         }
         if let Ok(plugin) = &self.plugin {
             let listing = &plugin.listing;
+            for tool in manifest.tools.keys() {
+                if !listing.tools.iter().any(|t| &t.name == tool) {
+                    let tools: Vec<&str> = listing.tools.iter().map(|t| t.name.as_str()).collect();
+                    warnings.push(format!(
+                        "its manifest sets [tools.{tool}] but the plugin lists no tool {tool} (its tools: {}): \
+                         the settings are unused; use one of those names",
+                        if tools.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            tools.join(", ")
+                        }
+                    ));
+                }
+            }
             let unused = manifest.resources.keys().filter(|key| {
                 !listing.resources.iter().any(|r| &r.uri == *key)
                     && !listing.templates.iter().any(|t| &t.uri_template == *key)
@@ -174,6 +246,34 @@ impl Inspection {
             }
         }
         warnings
+    }
+
+    /// What the report cannot tell: imports a language runtime always has,
+    /// which may or may not be used by the plugin's code.
+    pub fn notes(&self) -> Vec<String> {
+        let Ok(component) = &self.component else {
+            return Vec::new();
+        };
+        let Some(runtime) = component.runtime() else {
+            return Vec::new();
+        };
+        let carried: Vec<&str> = runtime
+            .carries
+            .iter()
+            .filter(|prefix| component.imports_any(prefix))
+            .map(|prefix| prefix.trim_end_matches('/'))
+            .collect();
+        if carried.is_empty() {
+            return Vec::new();
+        }
+        vec![format!(
+            "built with {} (the {} runtime), which imports {} whatever the plugin's code does: check cannot \
+             tell whether this plugin uses them. Grant them in its manifest only if its code reads files or \
+             opens connections; ungranted, they find nothing and every connection is refused",
+            runtime.tool,
+            runtime.language,
+            carried.join(" and ")
+        )]
     }
 
     /// The human-readable report.
@@ -197,11 +297,14 @@ impl Inspection {
                 let _ = writeln!(out, "  manifest  INVALID: {e}");
             }
         }
-        match &self.plugin {
-            Ok(_) => {
+        match (&self.plugin, &self.manifest) {
+            (Ok(_), _) => {
                 let _ = writeln!(out, "  status    loads");
             }
-            Err(e) => {
+            (Err(_), Err(_)) => {
+                let _ = writeln!(out, "  status    DOES NOT LOAD: its manifest is invalid (above)");
+            }
+            (Err(e), Ok(_)) => {
                 let _ = writeln!(out, "  status    DOES NOT LOAD: {e}");
             }
         }
@@ -211,13 +314,13 @@ impl Inspection {
         }
 
         let _ = writeln!(out, "\nImports");
-        match &self.imports {
-            Ok(imports) if imports.is_empty() => {
+        match &self.component {
+            Ok(component) if component.imports.is_empty() => {
                 let _ = writeln!(out, "  none");
             }
-            Ok(imports) => {
-                let width = imports.iter().map(|i| i.len()).max().unwrap_or(0);
-                for import in imports {
+            Ok(component) => {
+                let width = component.imports.iter().map(|i| i.len()).max().unwrap_or(0);
+                for import in &component.imports {
                     let _ = writeln!(out, "  {import:width$}  {}", describe_import(import));
                 }
             }
@@ -230,14 +333,19 @@ impl Inspection {
             render_grants(&mut out, manifest, self.plugin.as_ref().ok().map(|p| &p.limits));
         }
 
-        let warnings = self.warnings();
-        if !warnings.is_empty() {
-            let _ = writeln!(out, "\nWarnings");
-            for warning in warnings {
-                let _ = writeln!(out, "  ! {warning}");
-            }
-        }
+        render_section(&mut out, "Notes", "-", &self.notes());
+        render_section(&mut out, "Warnings", "!", &self.warnings());
         out
+    }
+}
+
+/// A titled list, `mark` before each item; nothing when `items` is empty.
+fn render_section(out: &mut String, title: &str, mark: &str, items: &[String]) {
+    if !items.is_empty() {
+        let _ = writeln!(out, "\n{title}");
+        for item in items {
+            let _ = writeln!(out, "  {mark} {item}");
+        }
     }
 }
 
@@ -279,27 +387,13 @@ fn render_exports(out: &mut String, plugin: &Plugin) {
     }
     let _ = writeln!(out, "  resources ({})", listing.resources.len());
     for r in &listing.resources {
-        let mime = r.mime_type.as_deref().map(|m| format!(" [{m}]")).unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "    {}  {}{mime}{}",
-            r.uri,
-            r.name,
-            about(&r.title, &r.description)
-        );
-        render_cache(out, &plugin.manifest, &r.uri);
+        let about = about(&r.title, &r.description);
+        render_resource(out, plugin, &r.uri, &r.name, r.mime_type.as_deref(), &about);
     }
     let _ = writeln!(out, "  resource templates ({})", listing.templates.len());
     for t in &listing.templates {
-        let mime = t.mime_type.as_deref().map(|m| format!(" [{m}]")).unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "    {}  {}{mime}{}",
-            t.uri_template,
-            t.name,
-            about(&t.title, &t.description)
-        );
-        render_cache(out, &plugin.manifest, &t.uri_template);
+        let about = about(&t.title, &t.description);
+        render_resource(out, plugin, &t.uri_template, &t.name, t.mime_type.as_deref(), &about);
     }
     let _ = writeln!(out, "  prompts ({})", listing.prompts.len());
     for p in &listing.prompts {
@@ -319,6 +413,13 @@ fn render_exports(out: &mut String, plugin: &Plugin) {
         "  completion  {}",
         if plugin.has_completion() { "yes" } else { "no" }
     );
+}
+
+/// One resource or template (`key`, its URI or URI template), with its caching hint.
+fn render_resource(out: &mut String, plugin: &Plugin, key: &str, name: &str, mime: Option<&str>, about: &str) {
+    let mime = mime.map(|m| format!(" [{m}]")).unwrap_or_default();
+    let _ = writeln!(out, "    {key}  {name}{mime}{about}");
+    render_cache(out, &plugin.manifest, key);
 }
 
 /// The caching hint the manifest sets for the resource or template `key`, if any.
@@ -409,73 +510,4 @@ fn compact_json(text: &str) -> String {
     serde_json::from_str::<serde_json::Value>(text)
         .map(|v| v.to_string())
         .unwrap_or_else(|_| text.to_owned())
-}
-
-/// What an imported interface gives the plugin, and whether a grant governs it.
-fn describe_import(import: &str) -> &'static str {
-    let interface = import.split('@').next().unwrap_or(import);
-    match interface {
-        "wasm-mcp:plugin/host" => "the host API (logging, progress, sampling, elicitation, roots)",
-        "wasm-mcp:plugin/types" => "the contract's types",
-        "wasi:filesystem/preopens" => "files: the directories granted by [[directories]]",
-        "wasi:filesystem/types" => "files: operations on granted directories",
-        "wasi:cli/environment" => "environment variables granted by [env] (arguments are always empty)",
-        "wasi:cli/stdin" => "stdin (always empty)",
-        "wasi:cli/stdout" | "wasi:cli/stderr" => "captured and forwarded as log messages, never the protocol stream",
-        "wasi:cli/exit" => "exit (ends the call with an error)",
-        "wasi:sockets/network" | "wasi:sockets/instance-network" => "network: addresses granted by [network]",
-        "wasi:sockets/tcp" | "wasi:sockets/tcp-create-socket" => "TCP: connections to addresses granted by [network]",
-        "wasi:sockets/udp" | "wasi:sockets/udp-create-socket" => "UDP: datagrams to addresses granted by [network]",
-        "wasi:sockets/ip-name-lookup" => "DNS: only names granted by [network]",
-        "wasi:clocks/wall-clock" | "wasi:clocks/monotonic-clock" => "clocks (always available)",
-        "wasi:random/random" | "wasi:random/insecure" | "wasi:random/insecure-seed" => {
-            "random numbers (always available)"
-        }
-        "wasi:io/error" | "wasi:io/poll" | "wasi:io/streams" => "I/O plumbing (always available)",
-        i if i.starts_with("wasi:cli/terminal") => "terminal queries (never a terminal)",
-        "wasi:http/outgoing-handler" => {
-            "HTTP requests: plain http:// to hosts and ports granted by [network] (not by https:// rules); \
-             https:// to any of them, TLS verified by the host"
-        }
-        "wasi:http/types" => "HTTP requests and responses (plumbing for outgoing-handler)",
-        i if i.starts_with("wasi:http/") => "NOT PROVIDED by this host",
-        _ => "",
-    }
-}
-
-/// The names of a component's top-level imports (`wasi:cli/environment@0.2.6`, ...).
-pub fn component_imports(bytes: &[u8]) -> Result<Vec<String>, String> {
-    use wasmparser::{Parser, Payload};
-    let mut imports = Vec::new();
-    let mut depth = 0usize;
-    let mut is_component = false;
-    if !bytes.starts_with(b"\0asm") {
-        return Err("not a WebAssembly binary (no \\0asm header)".into());
-    }
-    for payload in Parser::new(0).parse_all(bytes) {
-        let payload =
-            payload.map_err(|e| format!("not a valid component: {} (at offset {:#x})", e.message(), e.offset()))?;
-        match payload {
-            Payload::Version { encoding, .. } => {
-                if depth == 0 {
-                    is_component = encoding == wasmparser::Encoding::Component;
-                }
-                depth += 1;
-            }
-            Payload::End(_) => depth = depth.saturating_sub(1),
-            Payload::ComponentImportSection(reader) if depth == 1 => {
-                for import in reader {
-                    let import = import.map_err(|e| format!("a malformed import: {}", e.message()))?;
-                    imports.push(import.name.name.to_string());
-                }
-            }
-            _ => {}
-        }
-    }
-    if !is_component {
-        return Err("a core WebAssembly module, not a component".into());
-    }
-    imports.sort();
-    imports.dedup();
-    Ok(imports)
 }

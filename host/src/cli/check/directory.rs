@@ -1,0 +1,48 @@
+//! `wasm-mcp check DIR`: every plugin of a plugins directory, as `serve`
+//! would load it at start, then the names serving the directory gives them:
+//! the tools and prompts renamed because another plugin has their name.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use wasm_mcp::catalog::Catalog;
+use wasm_mcp::reload::plugin_files;
+use wasm_mcp::runtime::PluginRuntime;
+
+use super::{Inspection, Outcome, render_section};
+
+/// Checks every plugin in `dir` with `runtime`, printing each report and the
+/// renames on stdout; a rename counts as a warning.
+pub async fn check(runtime: &PluginRuntime, dir: &Path) -> Result<Outcome> {
+    let files = plugin_files(dir).with_context(|| format!("cannot read the plugins directory {}", dir.display()))?;
+    let mut outcome = Outcome::default();
+    let mut loaded = Vec::new();
+    for path in &files {
+        let inspection = Inspection::run(runtime, path).await?;
+        println!("{}", inspection.render());
+        outcome.add(Outcome::of(&inspection));
+        loaded.extend(inspection.plugin.ok());
+    }
+    let catalog = Catalog::build(&loaded, &Catalog::default());
+    let renames: Vec<String> = catalog.renames.iter().map(ToString::to_string).collect();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Directory {}: {} plugin(s), {} loading",
+        dir.display(),
+        files.len(),
+        loaded.len()
+    );
+    if renames.is_empty() {
+        let _ = writeln!(
+            out,
+            "  every tool and prompt is served under its own name (or its manifest's prefix)"
+        );
+    }
+    render_section(&mut out, "Renamed at start", "!", &renames);
+    print!("{out}");
+    outcome.warnings += renames.len();
+    Ok(outcome)
+}

@@ -1,4 +1,5 @@
-// The MCP Inspector CLI (mcp-inspector --cli --transport http URL) and the
+// The MCP Inspector CLI (mcp-inspector --cli --transport http URL; its
+// 2026-07-28 era included, with the official tasks extension client) and the
 // official TypeScript SDK's Streamable HTTP client against the real
 // `wasm-mcp serve --http`, with bearer-token authentication on.
 import { after, before, describe, test } from "node:test";
@@ -98,6 +99,19 @@ describe("MCP Inspector CLI over Streamable HTTP", () => {
     assert.equal(prompt.json.messages[0].content.text, "Prompt with arguments: arg1='x', arg2='y'");
     const level = await inspect(["--method", "logging/setLevel", "--log-level", "debug"]);
     assert.equal(level.code, 0, level.context);
+  });
+
+  test("a 2026-07-28 client calls tools that run as tasks (the tasks extension)", async () => {
+    // failing_job requires a task: without the extension it is refused with
+    // -32021, so its result proves the Inspector's ext-tasks client created
+    // the task, polled it with tasks/get and took the inlined result.
+    const modern = ["--protocol-era", "modern", "--method", "tools/call"];
+    const required = await inspect([...modern, "--tool-name", "failing_job"]);
+    assert.equal(required.json?.content?.[0]?.text, "The job failed: this fixture always fails", required.context);
+    assert.equal(required.json.isError, true, required.context);
+    const slow = await inspect([...modern, "--tool-name", "slow_compute", "--tool-arg", "seconds=1", "--tool-arg", "label=inspector"]);
+    assert.equal(slow.code, 0, slow.context);
+    assert.deepEqual(slow.json.content, [{ type: "text", text: "Computed inspector after 1 s" }]);
   });
 
   test("a wrong or missing token is refused", async () => {

@@ -61,7 +61,7 @@ impl Hub {
             Duration::from_secs(config.request_state_ttl_secs),
         )?;
         let suspended = SuspendedCalls::new(config.max_suspended_calls, Duration::from_secs_f64(config.suspend_secs));
-        let tasks = TaskStore::new(TaskSettings::new(&config));
+        let tasks = TaskStore::for_server(TaskSettings::new(&config));
         Ok(Arc::new(Self {
             sealer,
             suspended,

@@ -101,12 +101,13 @@ impl Session {
         if legacy {
             self.notify(method, params(), None);
         }
-        self.tell_listeners(method, uri, &params());
+        self.tell_listeners(method, uri, params);
     }
 
-    /// Sends `method` with `params` on every listen stream of this session
-    /// that asked for it (about `subject`: a resource, a task).
-    pub(super) fn tell_listeners(&self, method: &str, subject: Option<&str>, params: &Value) {
+    /// Sends `method` with the params `params` makes on every listen stream
+    /// of this session that asked for it (about `subject`: a resource, a
+    /// task); nothing is made when none did.
+    pub(super) fn tell_listeners(&self, method: &str, subject: Option<&str>, params: impl Fn() -> Value) {
         let streams: Vec<RequestId> = self
             .listens
             .open
@@ -117,7 +118,7 @@ impl Session {
             .map(|(id, _)| id.clone())
             .collect();
         for stream in streams {
-            let mut params = params.clone();
+            let mut params = params();
             params["_meta"] = json!({ SUBSCRIPTION_ID: stream.to_value() });
             self.notify(method, params, Some(stream));
         }

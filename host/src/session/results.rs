@@ -39,17 +39,17 @@ impl ToolOutcome {
     fn failed(text: impl Into<String>) -> Self {
         let text = text.into();
         Self::Failed {
-            result: json!({ "content": [{ "type": "text", "text": text }], "isError": true }),
+            result: error_result(&text),
             message: Some(text),
         }
     }
 
     /// The plugin call failed with `error`, whose message the model sees.
     fn crashed(error: RpcError) -> Self {
-        let ToolOutcome::Failed { result, .. } = Self::failed(error.message.clone()) else {
-            unreachable!("failed() makes a failed outcome")
-        };
-        Self::Crashed { result, error }
+        Self::Crashed {
+            result: error_result(&error.message),
+            error,
+        }
     }
 
     /// The result for the client.
@@ -60,6 +60,11 @@ impl ToolOutcome {
             | ToolOutcome::Crashed { result, .. } => result,
         }
     }
+}
+
+/// The result of a tool call that failed, saying `text`.
+fn error_result(text: &str) -> Value {
+    json!({ "content": [{ "type": "text", "text": text }], "isError": true })
 }
 
 /// A tools/call whose tool exists.

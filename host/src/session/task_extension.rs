@@ -7,6 +7,7 @@
 //! change goes to the listen streams that asked for the task
 //! (`notifications/tasks`).
 
+use std::cell::OnceCell;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -63,11 +64,14 @@ impl Session {
 }
 
 impl Hub {
-    /// Tells every listen stream that asked for `task` how it is now.
+    /// Tells every listen stream that asked for `task` how it is now (shown
+    /// once, and only if some stream asked).
     pub(super) fn announce_task(&self, task: &Task) {
-        let detailed = task.to_detailed();
+        let detailed = OnceCell::new();
         for session in self.live_sessions() {
-            session.tell_listeners("notifications/tasks", Some(&task.id), &detailed);
+            session.tell_listeners("notifications/tasks", Some(&task.id), || {
+                detailed.get_or_init(|| task.to_detailed()).clone()
+            });
         }
     }
 

@@ -28,8 +28,9 @@ pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 /// The 2026-07-28 tasks extension, as named under `capabilities.extensions`.
 pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
-/// The names of a task's durations in the tasks extension (2025-11-25 says
-/// `ttl` and `pollInterval`).
+/// The names of a task's two durations (in ms) in the 2025-11-25 revision,
+/// and in the 2026-07-28 tasks extension.
+const LEGACY_DURATIONS: (&str, &str) = ("ttl", "pollInterval");
 const EXTENSION_DURATIONS: (&str, &str) = ("ttlMs", "pollIntervalMs");
 
 /// Retention when the client asks for none (or less if the most allowed is less).
@@ -122,7 +123,7 @@ pub struct Task {
 impl Task {
     /// The Task object of the 2025-11-25 revision.
     pub fn to_json(&self) -> Value {
-        self.fields(&self.state.lock().unwrap(), ("ttl", "pollInterval"))
+        self.fields(&self.state.lock().unwrap(), LEGACY_DURATIONS)
     }
 
     /// The task as the 2026-07-28 extension shows it on creation
@@ -301,13 +302,26 @@ fn new_task_id() -> String {
 pub struct TaskStore {
     settings: TaskSettings,
     tasks: Mutex<HashMap<String, Arc<Task>>>,
+    /// Who holds the tasks, as errors name it: "this session", "this server".
+    holder: &'static str,
 }
 
 impl TaskStore {
+    /// The store of one session (2025-11-25).
     pub fn new(settings: TaskSettings) -> Self {
         Self {
             settings,
             tasks: Mutex::new(HashMap::new()),
+            holder: "this session",
+        }
+    }
+
+    /// The store of the whole server: the tasks of the 2026-07-28
+    /// extension, whose requests belong to no session.
+    pub fn for_server(settings: TaskSettings) -> Self {
+        Self {
+            holder: "this server",
+            ..Self::new(settings)
         }
     }
 
@@ -322,8 +336,9 @@ impl TaskStore {
             return Err(RpcError::new(
                 SERVER_ERROR,
                 format!(
-                    "Too many tasks: this session already holds {} tasks (the max_tasks limit; finished ones count \
+                    "Too many tasks: {} already holds {} tasks (the max_tasks limit; finished ones count \
                      until their ttl runs out); cancel running ones, ask for shorter ttls, or raise the limit ({})",
+                    self.holder,
                     tasks.len(),
                     settings::server::max_tasks.hint()
                 ),
@@ -358,7 +373,8 @@ impl TaskStore {
         purge_expired(&mut tasks);
         tasks.get(id).cloned().ok_or_else(|| {
             RpcError::invalid_params(format!(
-                "Unknown task {id}: no task with this id exists in this session (tasks are purged when their ttl runs out)"
+                "Unknown task {id}: no task with this id exists in {} (tasks are purged when their ttl runs out)",
+                self.holder
             ))
         })
     }

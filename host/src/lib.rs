@@ -10,6 +10,7 @@
 //! | [`reload`] | the plugins directory and the set of plugins loaded from it |
 //! | [`session`] | one client's conversation: lifecycle, typed dispatch, requests to the client |
 //! | [`tasks`] | long calls the client polls |
+//! | [`state`] | what replicas share and restarts keep: task records, leases, events |
 //! | [`catalog`] | every tool, resource and prompt under the names the client sees |
 //! | [`runtime`] | the process: engine, linker, compiled-code cache, shared call slots |
 //! | [`plugin`] | one loaded version of a plugin and its instances |
@@ -37,5 +38,6 @@ pub mod runtime;
 pub mod sandbox;
 pub mod session;
 pub mod settings;
+pub mod state;
 pub mod tasks;
 pub mod transport;

@@ -14,6 +14,7 @@ const LAYERS: &[&str] = &[
     "reload",
     "session",
     "tasks",
+    "state",
     "catalog",
     "runtime",
     "plugin",

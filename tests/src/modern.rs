@@ -170,4 +170,9 @@ impl ModernStdio {
     pub fn stderr(&self) -> String {
         self.process.stderr()
     }
+
+    /// Stops the server with SIGKILL: nothing of it runs on.
+    pub fn kill(&mut self) {
+        self.process.kill();
+    }
 }

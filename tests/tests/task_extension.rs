@@ -330,3 +330,46 @@ fn without_the_extension_no_task_is_made_and_a_required_one_is_asked_for() {
     }
     server.close();
 }
+
+/// With the embedded store (a file), the server's tasks outlive it: a task
+/// that completed is still there with its result after a restart, and one
+/// that was running when the server was killed ends as failed, saying why,
+/// rather than staying `working` forever.
+#[test]
+fn tasks_outlive_a_restart_and_a_killed_servers_running_tasks_end_as_failed() {
+    let plugins = PluginDir::with(&["conformance"]);
+    let state = plugins.path().join("state.redb");
+    let state = state.to_str().expect("a UTF-8 path");
+    let m = with_tasks();
+
+    let mut server = ModernStdio::serve(&plugins, &["--state", state]);
+    let quick = call(
+        &mut server,
+        &m,
+        "slow_compute",
+        json!({ "seconds": 0.1, "label": "kept" }),
+    );
+    let done = task_id(&quick["result"]);
+    poll_until(&mut server, &m, &done, is_terminal);
+    let long = call(&mut server, &m, "slow_compute", json!({ "seconds": 600 }));
+    let running = task_id(&long["result"]);
+    assert_eq!(get(&mut server, &m, &running)["status"], "working");
+    server.kill();
+
+    let mut server = ModernStdio::serve(&plugins, &["--state", state]);
+    let kept = get(&mut server, &m, &done);
+    assert_eq!(kept["status"], "completed", "{kept:#}");
+    assert_eq!(
+        kept["result"]["content"][0]["text"], "Computed kept after 0.1 s",
+        "{kept:#}"
+    );
+    let lost = poll_until(&mut server, &m, &running, is_terminal);
+    assert_eq!(lost["status"], "failed", "{lost:#}");
+    let message = lost["statusMessage"].as_str().unwrap_or_default();
+    assert!(message.contains("the server running it stopped"), "{lost:#}");
+    assert!(
+        lost["error"]["message"].as_str().is_some(),
+        "a failed task carries its error: {lost:#}"
+    );
+    server.close();
+}

@@ -30,6 +30,7 @@ use wasm_mcp::protocol::Incoming;
 use wasm_mcp::runtime::PluginRuntime;
 use wasm_mcp::session::{Hub, Outgoing, Session};
 use wasm_mcp::settings::{LimitSettings, ServerSettings};
+use wasm_mcp::state::StateStore;
 
 /// The arguments of `wasm-mcp call`.
 #[derive(clap::Args)]
@@ -181,7 +182,7 @@ async fn call(args: &CallArgs) -> Result<()> {
         .load_with_manifest(&args.plugin, manifest)
         .await
         .with_context(|| format!("{} does not load", args.plugin.display()))?;
-    let hub = Hub::new(settings.server)?;
+    let hub = Hub::new(settings.server, StateStore::in_memory())?;
     hub.publish(
         Catalog::build([&plugin], &Catalog::default()),
         &BTreeSet::new(),

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Result, bail};
 use clap::Args;
@@ -12,7 +13,8 @@ use wasm_mcp::config::{ConfigFile, Settings};
 use wasm_mcp::reload::Reloader;
 use wasm_mcp::runtime::PluginRuntime;
 use wasm_mcp::session::Hub;
-use wasm_mcp::settings::{LimitSettings, ServerSettings};
+use wasm_mcp::settings::{LimitSettings, ServerSettings, ServerValues};
+use wasm_mcp::state::{Location, StateStore};
 use wasm_mcp::transport;
 
 #[derive(Args)]
@@ -54,7 +56,11 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         );
     }
     let runtime = Arc::new(PluginRuntime::new(&settings, cache_dir)?);
-    let hub = Hub::new(settings.server)?;
+    let lease = Duration::from_secs_f64(settings.server.task_lease_secs);
+    let store = StateStore::open(&state_location(&settings.server)?, lease)?;
+    let hub = Hub::new(settings.server, store)?;
+    tokio::spawn(hub.clone().follow_replicas());
+    tokio::spawn(hub.clone().keep_tasks(lease));
     let reloader = Reloader::new(hub.clone(), runtime, args.plugins);
     if !args.no_watch {
         reloader.watch()?;
@@ -69,4 +75,16 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     // plugins run on) lives until the end of the serve.
     drop(reloader);
     served
+}
+
+/// Where the server keeps its tasks: `--state`, else `state.redb` in the
+/// cache directory (whether or not compiled plugins are cached there).
+fn state_location(server: &ServerValues) -> Result<Location> {
+    Ok(match &server.state {
+        Some(state) => Location::parse(state),
+        None => match super::cache_directory(server.cache_dir.clone(), false)? {
+            Some(dir) => Location::File(dir.join("state.redb")),
+            None => Location::Memory,
+        },
+    })
 }

@@ -1,6 +1,8 @@
 //! What every session shares: the catalog of the loaded plugins, the
 //! settings, the live sessions (for notifications to all), and the tasks of
 //! the 2026-07-28 tasks extension (whose requests belong to no session).
+//! What a plugin announces here is told to the other replicas too (through
+//! the state store), and what they announce is told to the sessions here.
 //!
 //! The catalog is immutable and swapped whole: a call that started on one
 //! version of a plugin finishes on it, and calls arriving after the swap see
@@ -22,7 +24,8 @@ use crate::call::ChangedLists;
 use crate::catalog::Catalog;
 use crate::protocol::LogLevel;
 use crate::settings::ServerValues;
-use crate::tasks::{TaskSettings, TaskStore};
+use crate::state::{Event, StateStore};
+use crate::tasks::{ServerTasks, TaskSettings};
 
 /// How long list requests wait for the plugins present at start to load;
 /// plugins that take longer appear later through list_changed.
@@ -49,19 +52,19 @@ pub struct Hub {
     relists: Mutex<BTreeMap<String, ChangedLists>>,
     relist_wanted: Notify,
     /// Tasks of the 2026-07-28 tasks extension, and the calls running them.
-    pub(super) tasks: TaskStore,
+    pub(super) tasks: ServerTasks,
     pub(super) task_runs: TaskTracker,
 }
 
 impl Hub {
     /// Fails only when the request state key file cannot be used.
-    pub fn new(config: ServerValues) -> anyhow::Result<Arc<Self>> {
+    pub fn new(config: ServerValues, store: Arc<StateStore>) -> anyhow::Result<Arc<Self>> {
         let sealer = Sealer::new(
             config.request_state_key.as_deref(),
             Duration::from_secs(config.request_state_ttl_secs),
         )?;
         let suspended = SuspendedCalls::new(config.max_suspended_calls, Duration::from_secs_f64(config.suspend_secs));
-        let tasks = TaskStore::for_server(TaskSettings::new(&config));
+        let tasks = ServerTasks::new(TaskSettings::new(&config), store);
         Ok(Arc::new(Self {
             sealer,
             suspended,
@@ -194,10 +197,19 @@ impl Hub {
         self.sessions.lock().unwrap().iter().filter_map(Weak::upgrade).collect()
     }
 
-    /// A plugin announced a change: tell every session subscribed to `uri`.
     /// Plugin `plugin` said its `lists` may have changed: it is listed again
-    /// by whoever waits in [`Hub::next_relists`].
+    /// by whoever waits in [`Hub::next_relists`], here and on every replica.
     pub fn relist(&self, plugin: &str, lists: ChangedLists) {
+        self.relist_here(plugin, lists);
+        self.tell_replicas(Event::ListsChanged {
+            plugin: plugin.to_owned(),
+            tools: lists.tools,
+            prompts: lists.prompts,
+            resources: lists.resources,
+        });
+    }
+
+    pub(super) fn relist_here(&self, plugin: &str, lists: ChangedLists) {
         let mut relists = self.relists.lock().unwrap();
         let wanted = relists.entry(plugin.to_owned()).or_default();
         *wanted = wanted.union(lists);
@@ -217,9 +229,28 @@ impl Hub {
         }
     }
 
+    /// A plugin announced a change: tell every session subscribed to `uri`,
+    /// here and on every replica.
     pub fn resource_updated(&self, uri: &str) {
+        self.resource_updated_here(uri);
+        self.tell_replicas(Event::ResourceUpdated { uri: uri.to_owned() });
+    }
+
+    pub(super) fn resource_updated_here(&self, uri: &str) {
         for session in self.live_sessions() {
             session.announce("notifications/resources/updated", Some(uri));
+        }
+    }
+}
+
+impl Hub {
+    /// Publishes `event` to the other replicas, if there are any, without
+    /// waiting for the store.
+    fn tell_replicas(&self, event: Event) {
+        let store = self.tasks.store();
+        if store.is_shared() {
+            let store = store.clone();
+            tokio::spawn(async move { store.publish(&event).await });
         }
     }
 }

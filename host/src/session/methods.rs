@@ -151,14 +151,14 @@ impl Session {
                 kind: ListKind::Tasks,
                 cursor,
             } => self.list_tasks(cursor.as_deref()),
-            Request::GetTask { task_id } if modern_request.is_some() => self.get_extension_task(&task_id),
+            Request::GetTask { task_id } if modern_request.is_some() => self.get_extension_task(&task_id).await,
             Request::GetTask { task_id } => self.get_task(&task_id),
             Request::Listen(filter) => self.listen(id, filter, cancel).await,
             Request::TaskResult { task_id } => self.task_result(&task_id).await,
-            Request::CancelTask { task_id } if modern_request.is_some() => self.cancel_extension_task(&task_id),
+            Request::CancelTask { task_id } if modern_request.is_some() => self.cancel_extension_task(&task_id).await,
             Request::CancelTask { task_id } => self.cancel_task(&task_id),
             Request::UpdateTask { task_id, responses } if modern_request.is_some() => {
-                self.update_task(&task_id, responses)
+                self.update_task(&task_id, responses).await
             }
             Request::UpdateTask { .. } => Err(RpcError::method_not_found(
                 "tasks/update (a method of the 2026-07-28 tasks extension; this session speaks 2025-11-25)",
@@ -209,8 +209,11 @@ impl Session {
         let exchange = request.exchange.as_ref();
         match call.tool().task_support {
             TaskSupport::Forbidden => {}
-            _ if request.meta.has_extension(tasks::EXTENSION) => {
-                if let Some(exchange) = exchange {
+            // While the state store does not answer, a tool that may run
+            // without a task does, rather than fail to become one.
+            support if request.meta.has_extension(tasks::EXTENSION) => {
+                let may_record = support == TaskSupport::Required || self.hub.tasks.store().is_reachable();
+                if let Some(exchange) = exchange.filter(|_| may_record) {
                     exchange.allow_task(Duration::from_millis(self.hub.config.task_after_ms));
                 }
             }

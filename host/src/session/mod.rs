@@ -475,7 +475,10 @@ mod tests {
             Just(Value::Null),
         ]) {
             let (outbox, mut sent) = mpsc::unbounded_channel();
-            let session = Session::new(Hub::new(Default::default()).unwrap(), outbox);
+            let session = Session::new(
+                Hub::new(Default::default(), crate::state::StateStore::in_memory()).unwrap(),
+                outbox,
+            );
             let request = json!({
                 "jsonrpc": "2.0", "id": 1, "method": "initialize",
                 "params": { "protocolVersion": requested, "capabilities": {}, "clientInfo": { "name": "t", "version": "0" } },

@@ -444,13 +444,16 @@ impl Session {
                     "requestState": self.hub.sealer.seal(&state),
                 })))
             }
-            Round::Detached(asked) => Some(self.run_as_task(Detached {
-                call,
-                asks,
-                asked,
-                exchange,
-                cancel,
-            })),
+            Round::Detached(asked) => Some(
+                self.run_as_task(Detached {
+                    call,
+                    asks,
+                    asked,
+                    exchange,
+                    cancel,
+                })
+                .await,
+            ),
             Round::Cancelled => {
                 cancel.cancel();
                 None

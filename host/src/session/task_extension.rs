@@ -1,13 +1,13 @@
 //! The 2026-07-28 tasks extension (`io.modelcontextprotocol/tasks`): a
 //! modern tools/call that leaves its conversation (see [`super::mrtr`]) runs
-//! on as a task of the server's store, since its requests belong to no
-//! session, and the request is answered at once with `CreateTaskResult`.
-//! `tasks/get` shows the task (its questions, result or error inlined),
-//! `tasks/update` answers its questions, `tasks/cancel` stops it, and every
-//! change goes to the listen streams that asked for the task
-//! (`notifications/tasks`).
+//! on as a task of the server (see [`crate::tasks::ServerTasks`]: recorded
+//! in the state store, so any replica can serve it), and the request is
+//! answered with `CreateTaskResult` once the task is recorded. `tasks/get`
+//! shows the task (its questions, result or error inlined), `tasks/update`
+//! answers its questions, `tasks/cancel` stops it, and every change goes to
+//! the listen streams that asked for the task (`notifications/tasks`), on
+//! every replica.
 
-use std::cell::OnceCell;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,13 +18,14 @@ use super::Session;
 use super::hub::Hub;
 use super::mrtr::{Asked, Detached};
 use crate::protocol::{RpcError, modern};
+use crate::state::Event;
 use crate::tasks::{Status, Task};
 
 impl Session {
     /// Runs `detached` on as a new task of the server; the request's answer
     /// is the task.
-    pub(super) fn run_as_task(self: &Arc<Self>, detached: Detached) -> Result<Value, RpcError> {
-        let task = match self.hub.tasks.create(None) {
+    pub(super) async fn run_as_task(self: &Arc<Self>, detached: Detached) -> Result<Value, RpcError> {
+        let task = match self.hub.tasks.create().await {
             Ok(task) => task,
             Err(error) => {
                 detached.cancel.cancel();
@@ -38,40 +39,147 @@ impl Session {
     }
 
     /// tasks/get: the task as it is now.
-    pub(super) fn get_extension_task(&self, id: &str) -> Result<Value, RpcError> {
-        Ok(self.hub.tasks.get(id)?.to_detailed())
+    pub(super) async fn get_extension_task(&self, id: &str) -> Result<Value, RpcError> {
+        self.hub.tasks.get(id).await
     }
 
-    /// tasks/update: answers to the task's open questions (others are ignored).
-    pub(super) fn update_task(&self, id: &str, responses: Map<String, Value>) -> Result<Value, RpcError> {
-        let task = self.hub.tasks.get(id)?;
-        if task.give_input(responses) {
-            self.hub.announce_task(&task);
+    /// tasks/update: answers to the task's open questions (others are
+    /// ignored), for the replica that runs it.
+    pub(super) async fn update_task(&self, id: &str, responses: Map<String, Value>) -> Result<Value, RpcError> {
+        match self.hub.tasks.running_here(id) {
+            Some(task) => self.hub.give_input(&task, responses).await,
+            None => {
+                let stored = self.hub.tasks.stored(id).await?;
+                if !stored.terminal {
+                    let input = Event::TaskInput {
+                        id: id.to_owned(),
+                        responses,
+                    };
+                    self.hub.tasks.store().publish(&input).await;
+                }
+            }
         }
         Ok(json!({}))
     }
 
-    /// tasks/cancel: stops the task if it still runs; the same empty answer
-    /// for one that already ended.
-    pub(super) fn cancel_extension_task(&self, id: &str) -> Result<Value, RpcError> {
-        let task = self.hub.tasks.get(id)?;
-        if task.finish(Status::Cancelled, Some("cancelled by the client".into()), None) {
-            task.cancel.cancel();
-            self.hub.announce_task(&task);
+    /// tasks/cancel: stops the task if it still runs, whichever replica
+    /// runs it; the same empty answer for one that already ended.
+    pub(super) async fn cancel_extension_task(&self, id: &str) -> Result<Value, RpcError> {
+        if let Some(task) = self.hub.tasks.cancel(id, "cancelled by the client").await? {
+            self.hub.announce_task(&task).await;
+            let cancelled = Event::TaskCancelled { id: id.to_owned() };
+            self.hub.tasks.store().publish(&cancelled).await;
         }
         Ok(json!({}))
     }
 }
 
 impl Hub {
-    /// Tells every listen stream that asked for `task` how it is now (shown
-    /// once, and only if some stream asked).
-    pub(super) fn announce_task(&self, task: &Task) {
-        let detailed = OnceCell::new();
+    /// Tells every listen stream that asked for the task, on every replica,
+    /// how it is now (`task`, as `tasks/get` shows it).
+    async fn announce_task(&self, task: &Value) {
+        self.announce_task_here(task);
+        let changed = Event::TaskChanged { task: task.clone() };
+        self.tasks.store().publish(&changed).await;
+    }
+
+    /// Tells this replica's listen streams that asked for the task.
+    fn announce_task_here(&self, task: &Value) {
+        let id = task["taskId"].as_str();
         for session in self.live_sessions() {
-            session.tell_listeners("notifications/tasks", Some(&task.id), || {
-                detailed.get_or_init(|| task.to_detailed()).clone()
-            });
+            session.tell_listeners("notifications/tasks", id, || task.clone());
+        }
+    }
+
+    /// Records a change of a task run here, and announces it.
+    async fn task_changed(&self, task: &Task) {
+        if let Some(now) = self.tasks.record(task).await {
+            self.announce_task(&now).await;
+        }
+    }
+
+    /// The client's answers to a task run here.
+    async fn give_input(&self, task: &Task, responses: Map<String, Value>) {
+        if task.give_input(responses) {
+            self.task_changed(task).await;
+        }
+    }
+
+    /// Serves what the other replicas tell this one, for as long as the
+    /// server runs.
+    pub async fn follow_replicas(self: Arc<Self>) {
+        let mut events = self.tasks.store().events();
+        loop {
+            let event = match events.recv().await {
+                Ok(event) => event,
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::warn!(
+                        missed,
+                        "events from other replicas came faster than they were served; some were dropped"
+                    );
+                    continue;
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            };
+            match event {
+                Event::ListsChanged {
+                    plugin,
+                    tools,
+                    prompts,
+                    resources,
+                } => {
+                    let lists = crate::call::ChangedLists {
+                        tools,
+                        prompts,
+                        resources,
+                    };
+                    self.relist_here(&plugin, lists);
+                }
+                Event::ResourceUpdated { uri } => self.resource_updated_here(&uri),
+                Event::TaskChanged { task } => self.announce_task_here(&task),
+                Event::TaskInput { id, responses } => {
+                    if let Some(task) = self.tasks.running_here(&id) {
+                        self.give_input(&task, responses).await;
+                    }
+                }
+                Event::TaskCancelled { id } => self.tasks.stop_here(&id, "cancelled by the client"),
+            }
+        }
+    }
+
+    /// Renews this replica's lease on its tasks every third of the lease,
+    /// and ends the tasks of replicas that stopped, for as long as the
+    /// server runs. Other replicas are judged only once this one has held
+    /// its own lease for a whole lease: after the store was unreachable
+    /// every replica first renews its own.
+    pub async fn keep_tasks(self: Arc<Self>, lease: Duration) {
+        let store = self.tasks.store().clone();
+        let mut renewed_since: Option<tokio::time::Instant> = None;
+        let mut ticks = tokio::time::interval(lease / 3);
+        loop {
+            ticks.tick().await;
+            match store.renew().await {
+                Ok(()) => {
+                    renewed_since.get_or_insert_with(tokio::time::Instant::now);
+                }
+                Err(_) => {
+                    renewed_since = None;
+                    continue;
+                }
+            }
+            let settled = !store.is_shared() || renewed_since.is_some_and(|since| since.elapsed() >= lease);
+            if !settled {
+                continue;
+            }
+            match self.tasks.end_orphans().await {
+                Ok(ended) => {
+                    for task in ended {
+                        tracing::warn!(task = %task["taskId"], "{}", task["statusMessage"]);
+                        self.announce_task(&task).await;
+                    }
+                }
+                Err(error) => tracing::debug!(%error, "the tasks of stopped replicas were not looked at"),
+            }
         }
     }
 
@@ -80,8 +188,10 @@ impl Hub {
     pub async fn close_tasks(&self, grace: Duration, why: &str) {
         self.task_runs.close();
         if tokio::time::timeout(grace, self.task_runs.wait()).await.is_err() {
-            for task in self.tasks.cancel_all(&format!("cancelled: {why}")) {
-                self.announce_task(&task);
+            for task in self.tasks.stop_all(&format!("cancelled: {why}")) {
+                if let Some(now) = self.tasks.record_end(&task).await {
+                    self.announce_task(&now).await;
+                }
             }
             self.task_runs.wait().await;
         }
@@ -92,14 +202,10 @@ impl Hub {
 /// ttl runs out: its questions become the task's `inputRequests`, answered
 /// through `tasks/update`.
 async fn run(hub: Arc<Hub>, task: Arc<Task>, mut detached: Detached) {
-    let wait_for_input = |asked: Asked| {
-        let (changed, answers) = task.wait_for_input(asked.requests.clone());
-        if changed {
-            hub.announce_task(&task);
-        }
-        (asked, answers)
-    };
-    let mut waiting: Option<(Asked, oneshot::Receiver<Map<String, Value>>)> = detached.asked.take().map(wait_for_input);
+    let mut waiting: Option<(Asked, oneshot::Receiver<Map<String, Value>>)> = None;
+    if let Some(asked) = detached.asked.take() {
+        waiting = Some(wait_for_input(&hub, &task, asked).await);
+    }
     let outcome = loop {
         let answers = async {
             match &mut waiting {
@@ -109,21 +215,24 @@ async fn run(hub: Arc<Hub>, task: Arc<Task>, mut detached: Detached) {
         };
         tokio::select! {
             outcome = &mut detached.call => break Some(outcome),
-            Some(asked) = detached.asks.recv() => waiting = Some(wait_for_input(asked)),
+            Some(asked) = detached.asks.recv() => waiting = Some(wait_for_input(&hub, &task, asked).await),
             Some(answers) = answers => {
                 if let Some((asked, _)) = waiting.take() {
                     detached.answer(asked, answers);
                 }
             }
             _ = task.cancel.cancelled() => break None,
-            () = tokio::time::sleep_until(task.expires_at().into()) => {
-                hub.tasks.purge();
-                break None;
-            }
+            () = tokio::time::sleep_until(task.expires_at().into()) => break None,
         }
     };
     detached.cancel.cancel();
     drop(detached);
+    let how = match &outcome {
+        Some(Ok(_)) => "returned",
+        Some(Err(_)) => "failed",
+        None => "was stopped",
+    };
+    tracing::debug!(task = %task.id, "the call of the task {how}; its instance is gone");
     let ended = match outcome {
         Some(Ok(result)) => task.finish(Status::Completed, None, Some(Ok(result))),
         Some(Err(error)) => task.finish(
@@ -133,7 +242,21 @@ async fn run(hub: Arc<Hub>, task: Arc<Task>, mut detached: Detached) {
         ),
         None => task.finish(Status::Cancelled, Some("cancelled".into()), None),
     };
-    if ended {
-        hub.announce_task(&task);
+    match ended {
+        true => {
+            if let Some(now) = hub.tasks.record_end(&task).await {
+                hub.announce_task(&now).await;
+            }
+        }
+        false => hub.tasks.forget(&task.id),
     }
+}
+
+/// The call asked the client something: the task waits for the answers.
+async fn wait_for_input(hub: &Hub, task: &Task, asked: Asked) -> (Asked, oneshot::Receiver<Map<String, Value>>) {
+    let (changed, answers) = task.wait_for_input(asked.requests.clone());
+    if changed {
+        hub.task_changed(task).await;
+    }
+    (asked, answers)
 }

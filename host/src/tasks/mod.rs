@@ -8,7 +8,13 @@
 //!
 //! A task keeps its status, its result once it has one, and its expiry: past
 //! its ttl it is purged with its result, so memory stays bounded however
-//! many tasks a client starts.
+//! many tasks a client starts. The server's tasks are also recorded in the
+//! state store at every change (see [`server`]), where every replica reads
+//! them and where they outlive the process.
+
+mod server;
+
+pub use server::ServerTasks;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -21,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 use crate::protocol::RpcError;
 use crate::protocol::jsonrpc::SERVER_ERROR;
 use crate::settings::{self, ServerValues};
+use crate::state::TaskEntry;
 
 /// The key under `_meta` that ties a message to a task.
 pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
@@ -96,6 +103,8 @@ impl Status {
 }
 
 struct State {
+    /// Counts the changes, so the store keeps the latest.
+    revision: u64,
     status: Status,
     message: Option<String>,
     updated_at: SystemTime,
@@ -114,6 +123,7 @@ pub struct Task {
     created_at: SystemTime,
     ttl: Duration,
     expires_at: Instant,
+    expires_at_ms: u64,
     poll_interval: Duration,
     pub cancel: CancellationToken,
     state: Mutex<State>,
@@ -121,6 +131,47 @@ pub struct Task {
 }
 
 impl Task {
+    /// A new working task, kept for `ttl`.
+    fn new(ttl: Duration, poll_interval: Duration) -> Self {
+        let now = SystemTime::now();
+        Self {
+            id: new_task_id(),
+            created_at: now,
+            ttl,
+            expires_at: Instant::now() + ttl,
+            expires_at_ms: (now + ttl)
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_millis() as u64,
+            poll_interval,
+            cancel: CancellationToken::new(),
+            state: Mutex::new(State {
+                revision: 1,
+                status: Status::Working,
+                message: None,
+                updated_at: now,
+                outcome: None,
+                input_requests: Map::new(),
+                answers: Map::new(),
+                answered: None,
+            }),
+            finished: watch::Sender::new(false),
+        }
+    }
+
+    /// The task as the state store records it, run by `owner`.
+    pub fn entry(&self, owner: &str) -> TaskEntry {
+        let state = self.state.lock().unwrap();
+        TaskEntry {
+            id: self.id.clone(),
+            revision: state.revision,
+            terminal: state.status.is_terminal(),
+            owner: owner.to_owned(),
+            expires_at_ms: self.expires_at_ms,
+            task: self.detailed(&state),
+        }
+    }
+
     /// The Task object of the 2025-11-25 revision.
     pub fn to_json(&self) -> Value {
         self.fields(&self.state.lock().unwrap(), LEGACY_DURATIONS)
@@ -138,8 +189,11 @@ impl Task {
     /// `notifications/tasks`: its questions while it waits on the client,
     /// its result once completed, its error once failed.
     pub fn to_detailed(&self) -> Value {
-        let state = self.state.lock().unwrap();
-        let mut task = self.fields(&state, EXTENSION_DURATIONS);
+        self.detailed(&self.state.lock().unwrap())
+    }
+
+    fn detailed(&self, state: &State) -> Value {
+        let mut task = self.fields(state, EXTENSION_DURATIONS);
         match (&state.status, &state.outcome) {
             (Status::InputRequired, _) => task["inputRequests"] = Value::Object(state.input_requests.clone()),
             (Status::Completed, Some(Ok(result))) => task["result"] = result.clone(),
@@ -180,6 +234,7 @@ impl Task {
             "waiting for the client to answer {} (send them with tasks/update)",
             requests.keys().map(String::as_str).collect::<Vec<_>>().join(", ")
         );
+        state.revision += 1;
         state.status = Status::InputRequired;
         state.message = Some(message);
         state.updated_at = SystemTime::now();
@@ -205,6 +260,7 @@ impl Task {
         if !changed {
             return false;
         }
+        state.revision += 1;
         state.updated_at = SystemTime::now();
         if state.input_requests.is_empty() {
             state.status = Status::Working;
@@ -242,6 +298,7 @@ impl Task {
         if status.is_terminal() || state.status.is_terminal() || (state.status == status && state.message == message) {
             return false;
         }
+        state.revision += 1;
         state.status = status;
         state.message = message;
         state.updated_at = SystemTime::now();
@@ -255,6 +312,7 @@ impl Task {
         if state.status.is_terminal() {
             return false;
         }
+        state.revision += 1;
         state.status = status;
         state.message = message;
         state.updated_at = SystemTime::now();
@@ -298,71 +356,65 @@ fn new_task_id() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The tasks of one session.
+impl TaskSettings {
+    /// The ttl a task gets when its client asks for `requested_ms` (or none).
+    fn ttl(&self, requested_ms: Option<u64>) -> Duration {
+        requested_ms
+            .map_or(self.default_ttl, Duration::from_millis)
+            .min(self.max_ttl)
+    }
+}
+
+/// The error for a task that cannot be created: `holder` already holds
+/// `held` tasks, the max_tasks limit (`counted` says which count).
+fn too_many_tasks(holder: &str, held: usize, counted: &str) -> RpcError {
+    RpcError::new(
+        SERVER_ERROR,
+        format!(
+            "Too many tasks: {holder} already holds {held} tasks (the max_tasks limit; {counted}); cancel \
+             running ones, ask for shorter ttls, or raise the limit ({})",
+            settings::server::max_tasks.hint()
+        ),
+    )
+}
+
+/// The error for a task id that names no task.
+fn unknown_task(id: &str, holder: &str) -> RpcError {
+    RpcError::invalid_params(format!(
+        "Unknown task {id}: no task with this id exists in {holder} (tasks are purged when their ttl runs out)"
+    ))
+}
+
+/// The tasks of one session (2025-11-25).
 pub struct TaskStore {
     settings: TaskSettings,
     tasks: Mutex<HashMap<String, Arc<Task>>>,
-    /// Who holds the tasks, as errors name it: "this session", "this server".
-    holder: &'static str,
 }
 
 impl TaskStore {
-    /// The store of one session (2025-11-25).
     pub fn new(settings: TaskSettings) -> Self {
         Self {
             settings,
             tasks: Mutex::new(HashMap::new()),
-            holder: "this session",
         }
     }
 
-    /// The store of the whole server: the tasks of the 2026-07-28
-    /// extension, whose requests belong to no session.
-    pub fn for_server(settings: TaskSettings) -> Self {
-        Self {
-            holder: "this server",
-            ..Self::new(settings)
-        }
-    }
-
-    /// Creates a working task with the requested ttl (in ms), capped at the maximum.
+    /// Creates a working task with the requested ttl (in ms), capped at the
+    /// maximum. Finished tasks count against max_tasks until their ttl runs out.
     pub fn create(&self, requested_ttl_ms: Option<u64>) -> Result<Arc<Task>, RpcError> {
-        let ttl = requested_ttl_ms
-            .map_or(self.settings.default_ttl, Duration::from_millis)
-            .min(self.settings.max_ttl);
         let mut tasks = self.tasks.lock().unwrap();
         purge_expired(&mut tasks);
         if tasks.len() >= self.settings.max_tasks {
-            return Err(RpcError::new(
-                SERVER_ERROR,
-                format!(
-                    "Too many tasks: {} already holds {} tasks (the max_tasks limit; finished ones count \
-                     until their ttl runs out); cancel running ones, ask for shorter ttls, or raise the limit ({})",
-                    self.holder,
-                    tasks.len(),
-                    settings::server::max_tasks.hint()
-                ),
+            return Err(too_many_tasks(
+                "this session",
+                tasks.len(),
+                "finished ones count until their ttl runs out",
             ));
         }
-        let now = SystemTime::now();
-        let task = Arc::new(Task {
-            id: new_task_id(),
-            created_at: now,
-            ttl,
-            expires_at: Instant::now() + ttl,
-            poll_interval: self.settings.poll_interval,
-            cancel: CancellationToken::new(),
-            state: Mutex::new(State {
-                status: Status::Working,
-                message: None,
-                updated_at: now,
-                outcome: None,
-                input_requests: Map::new(),
-                answers: Map::new(),
-                answered: None,
-            }),
-            finished: watch::Sender::new(false),
-        });
+        let task = Arc::new(Task::new(
+            self.settings.ttl(requested_ttl_ms),
+            self.settings.poll_interval,
+        ));
         tasks.insert(task.id.clone(), task.clone());
         Ok(task)
     }
@@ -371,12 +423,7 @@ impl TaskStore {
     pub fn get(&self, id: &str) -> Result<Arc<Task>, RpcError> {
         let mut tasks = self.tasks.lock().unwrap();
         purge_expired(&mut tasks);
-        tasks.get(id).cloned().ok_or_else(|| {
-            RpcError::invalid_params(format!(
-                "Unknown task {id}: no task with this id exists in {} (tasks are purged when their ttl runs out)",
-                self.holder
-            ))
-        })
+        tasks.get(id).cloned().ok_or_else(|| unknown_task(id, "this session"))
     }
 
     /// Every live task, oldest first.
@@ -397,17 +444,22 @@ impl TaskStore {
     /// cancelled with `message` as its status message. Returns the tasks that
     /// ended now, to announce.
     pub fn cancel_all(&self, message: &str) -> Vec<Arc<Task>> {
-        let tasks = self.tasks.lock().unwrap();
-        let ended = tasks
-            .values()
-            .filter(|task| task.finish(Status::Cancelled, Some(message.to_owned()), None))
-            .cloned()
-            .collect();
-        for task in tasks.values() {
-            task.cancel.cancel();
-        }
-        ended
+        cancel_every(&self.tasks.lock().unwrap(), message)
     }
+}
+
+/// Ends every task of `tasks` as cancelled with `message` and stops its
+/// call; returns those that ended now.
+fn cancel_every(tasks: &HashMap<String, Arc<Task>>, message: &str) -> Vec<Arc<Task>> {
+    let ended = tasks
+        .values()
+        .filter(|task| task.finish(Status::Cancelled, Some(message.to_owned()), None))
+        .cloned()
+        .collect();
+    for task in tasks.values() {
+        task.cancel.cancel();
+    }
+    ended
 }
 
 fn purge_expired(tasks: &mut HashMap<String, Arc<Task>>) {

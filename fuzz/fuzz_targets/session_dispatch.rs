@@ -20,6 +20,7 @@ use wasm_mcp::protocol::{Incoming, RequestId};
 use wasm_mcp::runtime::PluginRuntime;
 use wasm_mcp::session::{Hub, Outgoing, Session};
 use wasm_mcp::settings::{Limits, ServerValues};
+use wasm_mcp::state::StateStore;
 use wasm_mcp_fuzz::assert_response;
 
 /// The plugins served: every method has an owner (tools with structured
@@ -70,7 +71,7 @@ fn host() -> &'static Host {
         let cache = root.join("fuzz/target/plugin-cache");
         std::fs::create_dir_all(&cache).unwrap();
         let plugins = Arc::new(PluginRuntime::new(&settings, Some(cache)).unwrap());
-        let hub = Hub::new(settings.server).expect("the default settings make a hub");
+        let hub = Hub::new(settings.server, StateStore::in_memory()).expect("the default settings make a hub");
         let loaded =
             runtime.block_on(async {
                 let mut loaded = Vec::new();

@@ -1,12 +1,13 @@
 //! `wasm-mcp serve`: the plugins of a directory, served over stdio or
 //! Streamable HTTP, reloaded as the directory changes.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Result, bail};
 use clap::Args;
+use sha2::{Digest, Sha256};
 
 use super::http_args::HttpArgs;
 use wasm_mcp::config::{ConfigFile, Settings};
@@ -57,7 +58,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     }
     let runtime = Arc::new(PluginRuntime::new(&settings, cache_dir)?);
     let lease = Duration::from_secs_f64(settings.server.task_lease_secs);
-    let store = StateStore::open(&state_location(&settings.server)?, lease)?;
+    let store = StateStore::open(&state_location(&settings.server, &args.plugins), lease)?;
     let hub = Hub::new(settings.server, store)?;
     tokio::spawn(hub.clone().follow_replicas());
     tokio::spawn(hub.clone().keep_tasks(lease));
@@ -77,14 +78,21 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     served
 }
 
-/// Where the server keeps its tasks: `--state`, else `state.redb` in the
-/// cache directory (whether or not compiled plugins are cached there).
-fn state_location(server: &ServerValues) -> Result<Location> {
-    Ok(match &server.state {
-        Some(state) => Location::parse(state),
-        None => match super::cache_directory(server.cache_dir.clone(), false)? {
-            Some(dir) => Location::File(dir.join("state.redb")),
-            None => Location::Memory,
-        },
-    })
+/// Where the server keeps its tasks: `--state`, else a file of its own in
+/// the data directory (`$XDG_DATA_HOME/wasm-mcp/state` or
+/// `~/.local/share/wasm-mcp/state`), named after the plugins directory so
+/// that servers of different directories keep apart and a restarted one
+/// finds its tasks.
+fn state_location(server: &ServerValues, plugins: &Path) -> Location {
+    if let Some(state) = &server.state {
+        return Location::parse(state);
+    }
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/share")));
+    let Some(data) = data else { return Location::Memory };
+    let plugins = plugins.canonicalize().unwrap_or_else(|_| plugins.to_path_buf());
+    let digest = Sha256::digest(plugins.as_os_str().as_encoded_bytes());
+    let name: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    Location::File(data.join("wasm-mcp/state").join(format!("{name}.redb")))
 }

@@ -20,16 +20,11 @@ pub struct Embedded {
 
 impl Embedded {
     /// Opens (or creates) the database at `path`; `None` when another
-    /// process holds it.
+    /// process holds it. The file (and a directory made for it) is private
+    /// to the user: it holds the tasks' results.
     pub fn open(path: &Path) -> anyhow::Result<Option<Self>> {
-        if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|error| {
-                anyhow::anyhow!(
-                    "cannot create the directory of the state file {}: {error}",
-                    path.display()
-                )
-            })?;
-        }
+        private_file(path)
+            .map_err(|error| anyhow::anyhow!("cannot create the state file {}: {error}", path.display()))?;
         match Database::create(path) {
             Ok(db) => Ok(Some(Self::new(db)?)),
             Err(DatabaseError::DatabaseAlreadyOpen) => Ok(None),
@@ -136,6 +131,21 @@ impl Embedded {
         })
         .await
     }
+}
+
+/// Makes `path` (and its directory, if missing) readable and writable by
+/// this user only.
+fn private_file(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+    if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty() && !dir.exists()) {
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
 }
 
 fn decode(bytes: &[u8]) -> Option<TaskEntry> {

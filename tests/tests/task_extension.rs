@@ -332,9 +332,10 @@ fn without_the_extension_no_task_is_made_and_a_required_one_is_asked_for() {
 }
 
 /// With the embedded store (a file), the server's tasks outlive it: a task
-/// that completed is still there with its result after a restart, and one
-/// that was running when the server was killed ends as failed, saying why,
-/// rather than staying `working` forever.
+/// that completed is still there with its result after a restart; one that
+/// was running when the server was killed ends as failed, saying why, rather
+/// than staying `working` forever; and one of a tool declared idempotent
+/// runs again from the start and completes.
 #[test]
 fn tasks_outlive_a_restart_and_a_killed_servers_running_tasks_end_as_failed() {
     let plugins = PluginDir::with(&["conformance"]);
@@ -354,6 +355,13 @@ fn tasks_outlive_a_restart_and_a_killed_servers_running_tasks_end_as_failed() {
     let long = call(&mut server, &m, "slow_compute", json!({ "seconds": 600 }));
     let running = task_id(&long["result"]);
     assert_eq!(get(&mut server, &m, &running)["status"], "working");
+    let again = call(
+        &mut server,
+        &m,
+        "recompute",
+        json!({ "seconds": 0.5, "label": "again" }),
+    );
+    let again = task_id(&again["result"]);
     server.kill();
 
     let mut server = ModernStdio::serve(&plugins, &["--state", state]);
@@ -371,5 +379,18 @@ fn tasks_outlive_a_restart_and_a_killed_servers_running_tasks_end_as_failed() {
         lost["error"]["message"].as_str().is_some(),
         "a failed task carries its error: {lost:#}"
     );
+    let seen = std::cell::RefCell::new(Vec::new());
+    let redone = poll_until(&mut server, &m, &again, |task| {
+        seen.borrow_mut().push(task["statusMessage"].clone());
+        is_terminal(task)
+    });
+    assert_eq!(redone["status"], "completed", "{redone:#}");
+    let said_why = seen.borrow().iter().any(|message| {
+        message
+            .as_str()
+            .is_some_and(|m| m.starts_with("running again from the start"))
+    });
+    assert!(said_why, "while it ran again it said why: {:?}", seen.borrow());
+    assert_eq!(redone["result"]["content"][0]["text"], "Computed again after 0.5 s");
     server.close();
 }

@@ -38,6 +38,14 @@ pub struct ToolEntry {
     pub task_support: TaskSupport,
 }
 
+impl ToolEntry {
+    /// Whether the tool is declared idempotent (`idempotentHint`): calling
+    /// it again with the same arguments does nothing more.
+    pub fn is_idempotent(&self) -> bool {
+        self.listed.pointer("/annotations/idempotentHint") == Some(&Value::Bool(true))
+    }
+}
+
 pub struct PromptEntry {
     pub plugin: Arc<Plugin>,
     pub own_name: String,

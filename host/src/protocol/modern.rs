@@ -161,6 +161,12 @@ impl RequestMeta {
             .and_then(|extensions| extensions.get(extension))
             .is_some()
     }
+
+    /// The `_meta` a request with this version and these capabilities
+    /// carries (for a request made again: no log level, no client info).
+    pub fn to_meta(&self) -> Value {
+        json!({ PROTOCOL_VERSION: self.version, CLIENT_CAPABILITIES: self.capabilities })
+    }
 }
 
 /// The error for a request that needs the client extension `extension`,

@@ -205,16 +205,26 @@ impl Session {
         request: &ModernRequest,
         scope: impl Fn() -> Arc<CallScope>,
     ) -> Result<Value, RpcError> {
+        let extension = request.meta.has_extension(tasks::EXTENSION);
+        // A call that may run again from the start keeps what started it.
+        let rerunnable = catalog
+            .tools
+            .get(&params.name)
+            .filter(|tool| extension && tool.task_support != TaskSupport::Forbidden && tool.is_idempotent())
+            .map(|_| json!({ "name": params.name, "arguments": params.arguments, "_meta": request.meta.to_meta() }));
         let call = ToolCall::new(catalog, params.name, params.arguments)?;
         let exchange = request.exchange.as_ref();
         match call.tool().task_support {
             TaskSupport::Forbidden => {}
             // While the state store does not answer, a tool that may run
             // without a task does, rather than fail to become one.
-            support if request.meta.has_extension(tasks::EXTENSION) => {
+            support if extension => {
                 let may_record = support == TaskSupport::Required || self.hub.tasks.store().is_reachable();
                 if let Some(exchange) = exchange.filter(|_| may_record) {
                     exchange.allow_task(Duration::from_millis(self.hub.config.task_after_ms));
+                    if let Some(params) = rerunnable {
+                        exchange.keep_for_rerun(params);
+                    }
                 }
             }
             TaskSupport::Required => {

@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -37,7 +37,7 @@ use crate::protocol::modern::{self, RequestMeta};
 use crate::protocol::requests::{Notification, Request, TraceContext};
 use crate::protocol::{Incoming, LogLevel, RequestId, RpcError};
 use crate::settings;
-use crate::tasks::{TaskSettings, TaskStore};
+use crate::tasks::{Task, TaskSettings, TaskStore};
 use capabilities::ClientCapabilities;
 use client::PendingClientRequests;
 use listen::Listens;
@@ -171,7 +171,7 @@ impl Session {
     /// concurrently; their answers are sent when they finish.
     pub fn handle(self: &Arc<Self>, message: Incoming) {
         match message {
-            Incoming::Request { id, method, params } => self.handle_request(id, method, params),
+            Incoming::Request { id, method, params } => self.handle_request(id, method, params, None),
             Incoming::Notification { method, params } => {
                 self.handle_notification(Notification::parse(&method, &params))
             }
@@ -184,7 +184,16 @@ impl Session {
         self.state.lock().unwrap().protocol_version
     }
 
-    fn handle_request(self: &Arc<Self>, id: RequestId, method: String, params: Value) {
+    /// Runs again from the start, as `task`, the 2026-07-28 `tools/call`
+    /// whose `params` started it (its replica stopped; the tool is
+    /// idempotent). Nothing is answered to anyone: the task is the answer.
+    pub(super) fn run_again(self: &Arc<Self>, task: Arc<Task>, params: Value) {
+        let id = RequestId::from_value(&json!(format!("again-{}", task.id))).expect("a string id");
+        self.handle_request(id, "tools/call".into(), params, Some(task));
+    }
+
+    /// Serves request `id`; `resumes`: the task a call made again continues.
+    fn handle_request(self: &Arc<Self>, id: RequestId, method: String, params: Value, resumes: Option<Arc<Task>>) {
         // Every answer, errors included, belongs to its request (over HTTP,
         // on the stream of the POST that carried it).
         let mut params = params;
@@ -213,6 +222,9 @@ impl Session {
             let exchange = conversation
                 .as_ref()
                 .map(|conversation| conversation.exchange().clone());
+            if let (Some(exchange), Some(task)) = (&exchange, resumes) {
+                exchange.resume(task);
+            }
             (Era::Modern(Arc::new(ModernRequest { meta, exchange })), conversation)
         } else {
             (Era::Legacy, None)

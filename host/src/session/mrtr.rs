@@ -32,6 +32,7 @@ use super::request_state::{Sealer, request_digest};
 use crate::call::{BoxFuture, ClientRequestError, Question};
 use crate::protocol::modern::{self, RequestMeta};
 use crate::protocol::{RequestId, RpcError};
+use crate::tasks::Task;
 
 /// The methods whose plugin calls may ask the client something.
 pub fn asks_client(method: &str) -> bool {
@@ -64,6 +65,12 @@ pub struct Exchange {
     target: Mutex<Option<(Arc<Session>, RequestId)>>,
     /// Whether and when the call leaves the conversation to run as a task.
     detach: watch::Sender<Detach>,
+    /// Once it is a task: the task it continues (a call run again after its
+    /// replica stopped), rather than a new one.
+    resumes: Mutex<Option<Arc<Task>>>,
+    /// Once it is a task: the `tools/call` params to keep with it, for a
+    /// tool that may run again from the start.
+    rerunnable: Mutex<Option<Value>>,
 }
 
 /// Whether a call may run as a task (2026-07-28 tasks extension), and when.
@@ -109,6 +116,29 @@ impl Exchange {
             }
             allowed
         });
+    }
+
+    /// The call continues `task` (which another replica ran until it
+    /// stopped): it leaves the conversation at once, as that task.
+    pub(super) fn resume(&self, task: Arc<Task>) {
+        *self.resumes.lock().unwrap() = Some(task);
+        self.detach.send_replace(Detach::Now);
+    }
+
+    /// The task the call continues, if it does.
+    pub(super) fn resumed_task(&self) -> Option<Arc<Task>> {
+        self.resumes.lock().unwrap().take()
+    }
+
+    /// Should the call become a task, `params` (the `tools/call` params) are
+    /// kept with it so that it can run again from the start.
+    pub(super) fn keep_for_rerun(&self, params: Value) {
+        *self.rerunnable.lock().unwrap() = Some(params);
+    }
+
+    /// The params kept by [`Exchange::keep_for_rerun`].
+    pub(super) fn rerunnable(&self) -> Option<Value> {
+        self.rerunnable.lock().unwrap().take()
     }
 
     /// The plugin asked to run as a task: whether the call does (or will,
@@ -309,6 +339,8 @@ pub fn open(
         missing: Mutex::new(None),
         target: Mutex::new(Some((session.clone(), id.clone()))),
         detach: watch::Sender::new(Detach::Never),
+        resumes: Mutex::new(None),
+        rerunnable: Mutex::new(None),
     });
     Ok(Conversation::Fresh { exchange, asks })
 }

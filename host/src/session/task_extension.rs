@@ -12,20 +12,24 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
 use super::Session;
 use super::hub::Hub;
 use super::mrtr::{Asked, Detached};
 use crate::protocol::{RpcError, modern};
-use crate::state::Event;
+use crate::state::{Event, TaskEntry};
 use crate::tasks::{Status, Task};
 
 impl Session {
     /// Runs `detached` on as a new task of the server; the request's answer
     /// is the task.
     pub(super) async fn run_as_task(self: &Arc<Self>, detached: Detached) -> Result<Value, RpcError> {
-        let task = match self.hub.tasks.create().await {
+        let task = match detached.exchange.resumed_task() {
+            Some(task) => Ok(task),
+            None => self.hub.tasks.create(detached.exchange.rerunnable()).await,
+        };
+        let task = match task {
             Ok(task) => task,
             Err(error) => {
                 detached.cancel.cancel();
@@ -171,15 +175,42 @@ impl Hub {
             if !settled {
                 continue;
             }
-            match self.tasks.end_orphans().await {
-                Ok(ended) => {
-                    for task in ended {
-                        tracing::warn!(task = %task["taskId"], "{}", task["statusMessage"]);
-                        self.announce_task(&task).await;
+            match self.tasks.orphans().await {
+                Ok(orphans) => {
+                    for orphan in orphans {
+                        self.take_over(orphan).await;
                     }
                 }
                 Err(error) => tracing::debug!(%error, "the tasks of stopped replicas were not looked at"),
             }
+        }
+    }
+
+    /// A task whose replica stopped: its call runs again here from the
+    /// start if its tool is (still) declared idempotent; otherwise it ends
+    /// as failed. Either way every listener hears of it.
+    async fn take_over(self: &Arc<Self>, orphan: TaskEntry) {
+        let tool = orphan.call.as_ref().and_then(|call| call["name"].as_str());
+        // At start, the plugins present are loaded before the tool is looked up.
+        let catalog = self.loaded_catalog().await;
+        let runs_again = tool.is_some_and(|tool| catalog.tools.get(tool).is_some_and(|t| t.is_idempotent()));
+        let taken = match (runs_again, orphan.call.clone()) {
+            (true, Some(params)) => self.tasks.adopt_orphan(&orphan).await.map(|adopted| {
+                adopted.map(|task| {
+                    let now = task.to_detailed();
+                    Session::new(self.clone(), mpsc::unbounded_channel().0).run_again(task, params);
+                    now
+                })
+            }),
+            _ => self.tasks.fail_orphan(orphan).await,
+        };
+        match taken {
+            Ok(Some(task)) => {
+                tracing::warn!(task = %task["taskId"], "{}", task["statusMessage"]);
+                self.announce_task(&task).await;
+            }
+            Ok(None) => {}
+            Err(error) => tracing::debug!(%error, "a task of a stopped replica was left for later"),
         }
     }
 

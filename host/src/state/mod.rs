@@ -59,6 +59,10 @@ pub struct TaskEntry {
     pub expires_at_ms: u64,
     /// The task as `tasks/get` shows it.
     pub task: Value,
+    /// The `tools/call` params that started it, kept for a tool declared
+    /// idempotent: another replica may run it again from the start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<Value>,
 }
 
 /// What one replica tells the others.
@@ -307,6 +311,7 @@ mod tests {
             owner: "r".into(),
             expires_at_ms: now_ms() + 60_000,
             task: json!({ "taskId": "t", "revision": revision }),
+            call: None,
         }
     }
 

@@ -128,6 +128,8 @@ pub struct Task {
     pub cancel: CancellationToken,
     state: Mutex<State>,
     finished: watch::Sender<bool>,
+    /// The call that started it, kept so that it can run again (see [`TaskEntry::call`]).
+    call: Option<Value>,
 }
 
 impl Task {
@@ -156,7 +158,30 @@ impl Task {
                 answered: None,
             }),
             finished: watch::Sender::new(false),
+            call: None,
         }
+    }
+
+    /// The task of `entry`, running again from the start here: working,
+    /// with `message`, one revision on.
+    fn resumed(entry: &TaskEntry, message: &str) -> Self {
+        let millis = |key: &str| Duration::from_millis(entry.task[key].as_u64().unwrap_or_default());
+        let created_at = entry.task["createdAt"]
+            .as_str()
+            .and_then(|at| humantime::parse_rfc3339(at).ok())
+            .unwrap_or_else(SystemTime::now);
+        let now = SystemTime::now();
+        let expires_at = SystemTime::UNIX_EPOCH + Duration::from_millis(entry.expires_at_ms);
+        let mut task = Self::new(millis("ttlMs"), millis("pollIntervalMs"));
+        task.id = entry.id.clone();
+        task.created_at = created_at;
+        task.expires_at = Instant::now() + expires_at.duration_since(now).unwrap_or_default();
+        task.expires_at_ms = entry.expires_at_ms;
+        task.call = entry.call.clone();
+        let state = task.state.get_mut().unwrap();
+        state.revision = entry.revision + 1;
+        state.message = Some(message.to_owned());
+        task
     }
 
     /// The task as the state store records it, run by `owner`.
@@ -169,6 +194,7 @@ impl Task {
             owner: owner.to_owned(),
             expires_at_ms: self.expires_at_ms,
             task: self.detailed(&state),
+            call: self.call.clone(),
         }
     }
 

@@ -37,13 +37,16 @@ impl ServerTasks {
         &self.store
     }
 
-    /// A new task run here, recorded in the store before it is returned.
-    pub async fn create(&self) -> Result<Arc<Task>, RpcError> {
+    /// A new task run here, recorded in the store before it is returned;
+    /// `call` (the `tools/call` params) is kept when the call may run again.
+    pub async fn create(&self, call: Option<Value>) -> Result<Arc<Task>, RpcError> {
         let held = self.running.lock().unwrap().len();
         if held >= self.settings.max_tasks {
             return Err(too_many_tasks("this server", held, "it counts the tasks running here"));
         }
-        let task = Arc::new(Task::new(self.settings.ttl(None), self.settings.poll_interval));
+        let mut task = Task::new(self.settings.ttl(None), self.settings.poll_interval);
+        task.call = call;
+        let task = Arc::new(task);
         self.store
             .put_task(&task.entry(self.store.replica()))
             .await
@@ -145,25 +148,47 @@ impl ServerTasks {
         }
     }
 
-    /// Ends as failed every running task whose replica stopped; gives them
-    /// as they are now, to announce.
-    pub async fn end_orphans(&self) -> Result<Vec<Value>, StoreError> {
-        let mut ended_now = Vec::new();
+    /// The running tasks whose replica stopped.
+    pub async fn orphans(&self) -> Result<Vec<TaskEntry>, StoreError> {
+        let mut orphans = Vec::new();
         for stored in self.store.running_tasks().await? {
-            if self.store.is_alive(&stored.owner).await? {
-                continue;
-            }
-            let message = match self.store.is_shared() {
-                true => "failed: the replica running it stopped before it finished; call the tool again",
-                false => "failed: the server running it stopped before it finished; call the tool again",
-            };
-            let error = RpcError::new(INTERNAL_ERROR, message.to_owned());
-            let failed = ended(stored, Status::Failed, message, Some(error));
-            if self.store.put_task(&failed).await? {
-                ended_now.push(failed.task);
+            if !self.store.is_alive(&stored.owner).await? {
+                orphans.push(stored);
             }
         }
-        Ok(ended_now)
+        Ok(orphans)
+    }
+
+    /// Ends an orphan as failed, saying why; gives it as it is now, to
+    /// announce (None: another replica got to it first).
+    pub async fn fail_orphan(&self, orphan: TaskEntry) -> Result<Option<Value>, StoreError> {
+        let message = match self.store.is_shared() {
+            true => "failed: the replica running it stopped before it finished; call the tool again",
+            false => "failed: the server running it stopped before it finished; call the tool again",
+        };
+        let error = RpcError::new(INTERNAL_ERROR, message.to_owned());
+        let failed = ended(orphan, Status::Failed, message, Some(error));
+        Ok(self.store.put_task(&failed).await?.then_some(failed.task))
+    }
+
+    /// Takes an orphan over, to run its call again from the start here:
+    /// recorded as working here before it is returned (None: another
+    /// replica got to it first).
+    pub async fn adopt_orphan(&self, orphan: &TaskEntry) -> Result<Option<Arc<Task>>, StoreError> {
+        let whose = match self.store.is_shared() {
+            true => "the replica",
+            false => "the server",
+        };
+        let message = format!(
+            "running again from the start: {whose} running it stopped before it finished, and the tool is \
+             declared idempotent"
+        );
+        let task = Arc::new(Task::resumed(orphan, &message));
+        if !self.store.put_task(&task.entry(self.store.replica())).await? {
+            return Ok(None);
+        }
+        self.running.lock().unwrap().insert(task.id.clone(), task.clone());
+        Ok(Some(task))
     }
 
     /// Stops every task running here (the server is shutting down): each

@@ -140,6 +140,13 @@ pub fn fixtures(plugin: Plugin) -> Plugin {
         Tool::new("slow_compute", slow_compute)
             .description("Computes for `seconds` seconds (a task unless 0); stops when cancelled")
             .task_support(TaskSupport::Optional),
+        Tool::new("recompute", slow_compute)
+            .description(
+                "Computes like slow_compute, and is declared idempotent: when the replica running it stops, \
+                 another runs it again from the start",
+            )
+            .idempotent_hint(true)
+            .task_support(TaskSupport::Optional),
         Tool::new("failing_job", failing_job)
             .description("Runs as a task and fails with a tool error")
             .task_support(TaskSupport::Required),

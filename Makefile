@@ -16,7 +16,7 @@ FUZZ_FLAGS := --sanitizer none --codegen-units 16
 FUZZ_SECONDS ?= 300
 FUZZ_CI_SECONDS ?= 20
 
-.PHONY: build plugins rust-plugins run test test-rust test-node bench soak lint toolchain node-deps fuzz fuzz-ci fuzz-build
+.PHONY: build plugins rust-plugins run test test-rust test-node bench soak lint toolchain node-deps scale-deps fuzz fuzz-ci fuzz-build
 
 ## toolchain: the Rust toolchain rust-toolchain.toml pins, with its components and
 ## the plugins' target (wasm32-wasip2), installed by rustup when missing
@@ -87,14 +87,16 @@ $(SDK_CLIENT)/installed: tests/python/requirements.txt
 	$(SDK_CLIENT)/bin/pip install --quiet --disable-pip-version-check -r $<
 	touch $@
 
-## test: every test (Rust end-to-end tests, the Node clients, the conformance suites and the Python SDK client)
-test: build plugins node-deps $(SDK_CLIENT)/installed
+## test: every test (Rust end-to-end tests, the Node clients, the conformance suites, the Python SDK
+## client, and three replicas behind HAProxy sharing a Redis, both installed with apt when missing)
+test: build plugins node-deps scale-deps $(SDK_CLIENT)/installed
 	$(CARGO) test --release --workspace
 	$(CARGO) test --manifest-path sdk-guest/Cargo.toml
 	$(CARGO) test --manifest-path plugins/Cargo.toml
 	cd tests/node && ./run-tests.sh
 	cd tests/node && ./conformance.sh
 	$(SDK_CLIENT)/bin/python tests/python/modern_client.py $(BIN) $(PLUGINS_DIR)
+	$(SDK_CLIENT)/bin/python tests/python/scale_out.py $(BIN) $(PLUGINS_DIR)
 
 # The benchmarks are their own cargo workspace (the suite builds the official
 # Rust SDK to compare against, which the tests and lints of the root workspace
@@ -102,12 +104,18 @@ test: build plugins node-deps $(SDK_CLIENT)/installed
 BENCH := CARGO_TARGET_DIR=$(CURDIR)/target $(CARGO)
 
 ## bench: the performance suite (table printed and written to bench/results.md), then the transport, reload and limits benches
-bench: build plugins
+bench: build plugins scale-deps
 	$(BENCH) build --release --manifest-path bench/Cargo.toml
 	target/release/wasm-mcp-bench
 	target/release/wasm-mcp-bench http
 	target/release/wasm-mcp-bench reload
 	target/release/wasm-mcp-bench limits
+	target/release/wasm-mcp-bench replicas
+
+## scale-deps: redis-server and haproxy (Debian's), for the scale-out test and bench, installed when missing
+scale-deps:
+	@command -v redis-server >/dev/null && command -v haproxy >/dev/null || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server haproxy)
 
 ## soak: many stdio and HTTP clients against real servers for SOAK_SECONDS (default 600) while
 ## plugins change; checks every response, every task, and flat memory and descriptors (not in `make test`)

@@ -23,7 +23,7 @@ use crate::settings::quick;
 use crate::stats::{ms, percentile, slowest};
 
 /// How long each measurement runs.
-fn run_time() -> Duration {
+pub(crate) fn run_time() -> Duration {
     if quick() {
         Duration::from_millis(500)
     } else {
@@ -37,7 +37,7 @@ fn session_counts() -> &'static [usize] {
 }
 
 /// Every session sends `method` back to back for `run`; returns the latencies.
-async fn measure(
+pub(crate) async fn measure(
     sessions: &[Arc<LeanHttpSession>],
     method: &'static str,
     params: Value,
@@ -70,7 +70,7 @@ async fn measure(
     all
 }
 
-fn report(what: &str, sessions: usize, latencies: &[Duration], elapsed: Duration) {
+pub(crate) fn report(what: &str, sessions: usize, latencies: &[Duration], elapsed: Duration) {
     println!(
         "{what:<28} {sessions:>4} sessions: {:>7} requests, {:>8.0} req/s; latency ms p50 {:>6.2}  p90 {:>6.2}  p99 {:>6.2}  max {:>7.2}",
         latencies.len(),

@@ -6,6 +6,8 @@
 //! - `wasm-mcp-bench reload [languages]`: a file landing → `list_changed`,
 //!   and startup with a cold and a warm cache.
 //! - `wasm-mcp-bench limits`: the cost of fuel (and epochs) on CPU-bound tools.
+//! - `wasm-mcp-bench replicas`: 1 and 3 replicas behind HAProxy sharing a
+//!   Redis, and task create-to-result with the embedded store and Redis.
 //! - `wasm-mcp-bench native-server` and `wasm-mcp-bench rmcp-server`: the
 //!   two native MCP servers the suite compares against, started by the suite.
 
@@ -14,6 +16,7 @@ mod limits;
 mod machine;
 mod native_server;
 mod reload;
+mod replicas;
 mod report;
 mod rmcp_server;
 mod settings;
@@ -31,12 +34,13 @@ fn main() {
         Some("http") => http::run(),
         Some("reload") => reload::run(args.get(1).is_some_and(|a| a == "languages")),
         Some("limits") => limits::run(),
+        Some("replicas") => replicas::run(),
         Some("native-server") => native_server::serve(),
         Some("rmcp-server") => rmcp_server::serve(),
         Some(other) => {
             eprintln!(
                 "unknown command {other:?}: use `run` (the default), `http`, `reload [languages]`, `limits`, \
-                 `native-server` or `rmcp-server`"
+                 `replicas`, `native-server` or `rmcp-server`"
             );
             std::process::exit(2);
         }

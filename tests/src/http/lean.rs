@@ -91,7 +91,8 @@ impl LeanHttpSession {
                 if let Some(method) = message["method"].as_str() {
                     post = post.header("mcp-method", method);
                 }
-                if let Some(name) = message["params"]["name"].as_str() {
+                let params = &message["params"];
+                if let Some(name) = params["name"].as_str().or(params["taskId"].as_str()) {
                     post = post.header("mcp-name", name);
                 }
             }
@@ -109,6 +110,24 @@ impl LeanHttpSession {
         };
         let body = self.post(&jsonrpc::request(id, method, params)).await;
         assert!(body.contains(&format!("\"id\":{id},\"result\"")), "no result in {body}");
+    }
+
+    /// One 2026-07-28 request from a client with `capabilities`; its result
+    /// (from a JSON answer or the stream's last message).
+    pub async fn result(&self, id: u64, method: &str, params: &Value, capabilities: &Value) -> Value {
+        let params = with_meta(params.clone(), &meta(capabilities.clone(), None));
+        let body = self.post(&jsonrpc::request(id, method, params)).await;
+        let answer = body
+            .lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .chain(std::iter::once(body.as_str()))
+            .filter_map(|message| serde_json::from_str::<Value>(message.trim()).ok())
+            .find(|message| message["id"] == json!(id))
+            .unwrap_or_else(|| panic!("no answer to {id} in {body}"));
+        answer
+            .get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("an error: {answer}"))
     }
 
     /// DELETE: ends the session.

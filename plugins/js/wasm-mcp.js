@@ -23,9 +23,19 @@
 // (structured content, also sent as JSON text); a thrown error gives a result
 // with `isError` and its message. `ctx.log(message, level)` and
 // `ctx.progress(done, total, message)` reach the client; `ctx.ask(questions)`
-// puts `question.elicit/sample/roots` to it under keys you name, in one round. This module imports
-// nothing from the host itself, so the logic runs under `node --test` too
-// (pass `host: undefined`: log goes to stderr, progress nowhere).
+// puts `question.elicit/sample/roots` to it under keys you name, in one round.
+//
+// A long tool declares `taskSupport: "optional"` (or "required"; the default
+// is "forbidden"), calls `ctx.runAsTask()` once it knows the call will take a
+// while (a 2026-07-28 client with the tasks extension then gets a task at
+// once, and the call runs on), and checks `ctx.isCancelled()` between steps.
+// `ctx.listsChanged({ tools: true })` (or `prompts`, `resources`) says that
+// what the plugin lists may have changed: the host lists it again and tells
+// the clients.
+//
+// This module imports nothing from the host itself, so the logic runs under
+// `node --test` too (pass `host: undefined`: log and listsChanged go to
+// stderr, progress nowhere; isCancelled and runAsTask return false).
 
 /** A JSON Schema for one parameter; `.optional()` makes it not required. */
 function schema(fields) {
@@ -108,7 +118,10 @@ function clientError(error) {
   }
 }
 
-/** What a tool can ask of the host: `log`, `progress` and `ask`. */
+const TASK_SUPPORT = ["forbidden", "optional", "required"];
+const LIST_KINDS = ["tools", "resources", "prompts"];
+
+/** What a tool can ask of the host: `log`, `progress`, `isCancelled`, `runAsTask`, `listsChanged` and `ask`. */
 export function context(host) {
   return {
     log(message, level = "info") {
@@ -118,6 +131,26 @@ export function context(host) {
     },
     progress(done, total, message) {
       if (host) host.progress(done, total, message);
+    },
+    /** Whether the client has cancelled the current call: check it between steps. */
+    isCancelled: () => (host ? host.isCancelled() : false),
+    /**
+     * Says that this call will take a while. For a 2026-07-28 client that
+     * negotiated the tasks extension, calling a tool whose `taskSupport` is
+     * "optional" or "required", the host answers with a task now and the call
+     * runs on. Returns whether the call now runs as a task (false elsewhere).
+     */
+    runAsTask: () => (host ? host.runAsTask() : false),
+    /**
+     * Says that the plugin's `tools`, `prompts` or `resources` (with
+     * templates) may have changed: the host lists the plugin again, in a
+     * fresh instance, and tells the clients to fetch those lists again.
+     */
+    listsChanged(lists) {
+      const kinds = LIST_KINDS.filter((kind) => lists?.[kind]);
+      if (!kinds.length) throw new Error("name a list that may have changed: listsChanged({ tools: true })");
+      if (host) host.listsChanged(kinds);
+      else console.error(`[lists changed] ${kinds.join(", ")}`);
     },
     /**
      * Asks the client several things at once, each under a key you name
@@ -144,6 +177,10 @@ const notFound = (what) => ({ tag: "not-found", val: what });
 /** The four exports of the `plugin` world, from declarations. */
 export function definePlugin({ host, tools = {}, resources = {}, prompts = {} }) {
   const ctx = context(host);
+  for (const [name, t] of Object.entries(tools)) {
+    if (t.taskSupport !== undefined && !TASK_SUPPORT.includes(t.taskSupport))
+      throw new Error(`tool ${name}: unknown taskSupport ${t.taskSupport}; use one of ${TASK_SUPPORT.join(", ")}`);
+  }
   return {
     tools: {
       listTools: () =>
@@ -154,7 +191,7 @@ export function definePlugin({ host, tools = {}, resources = {}, prompts = {} })
           inputSchema: JSON.stringify(inputSchema(t.params)),
           annotations: t.readOnly === undefined ? undefined : { readOnlyHint: t.readOnly },
           icons: [],
-          taskSupport: "forbidden",
+          taskSupport: t.taskSupport ?? "forbidden",
         })),
       callTool(name, args) {
         const t = tools[name];

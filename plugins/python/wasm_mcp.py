@@ -22,10 +22,18 @@ sent as JSON text); raising `ToolError` (or any exception) gives a result with
 `isError` and the message. Decorated functions stay plain functions, so their
 logic can be unit-tested with `python3 -m unittest`, without wasm: the
 component bindings (`wit_world`) are imported only when the host calls in,
-and `log`/`progress` write to stderr when there is no host.
+and `log` and `lists_changed` write to stderr when there is no host
+(`progress` does nothing; `is_cancelled` and `run_as_task` return False).
 
 `ask` puts questions to the client (a form for the user, the client's model,
 its roots) under keys you name, all in one round.
+
+A long tool declares `@tool(task_support="optional")` (or `"required"`; the
+default is `"forbidden"`), calls `run_as_task()` once it knows the call will
+take a while (a 2026-07-28 client with the tasks extension then gets a task at
+once, and the call runs on), and checks `is_cancelled()` between steps.
+`lists_changed(tools=True)` (or `prompts=`, `resources=`) says that what the
+plugin lists may have changed: the host lists it again and tells the clients.
 """
 
 import inspect
@@ -36,7 +44,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 __all__ = [
-    "tool", "resource", "prompt", "log", "progress", "ToolError",
+    "tool", "resource", "prompt", "log", "progress", "is_cancelled", "ToolError",
+    "run_as_task", "lists_changed",
     "ask", "elicit", "sample", "roots", "Elicited", "ClientError",
     "Tools", "Resources", "Prompts", "Completion", "input_schema",
 ]
@@ -51,6 +60,7 @@ class _Tool:
     fn: Callable[..., Any]
     title: Optional[str]
     read_only: Optional[bool]
+    task_support: str
 
 
 @dataclass
@@ -68,10 +78,18 @@ _prompts: dict = {}
 
 # ---- decorators ---------------------------------------------------------------
 
-def tool(fn=None, *, title: Optional[str] = None, read_only: Optional[bool] = None):
-    """Registers `fn` as a tool named after it."""
+_TASK_SUPPORT = ("forbidden", "optional", "required")
+
+
+def tool(fn=None, *, title: Optional[str] = None, read_only: Optional[bool] = None,
+         task_support: str = "forbidden"):
+    """Registers `fn` as a tool named after it; `task_support` ("forbidden",
+    "optional" or "required") says whether a call may (or must) run as a task."""
+    if task_support not in _TASK_SUPPORT:
+        raise ValueError(f"unknown task support {task_support!r}; use one of {', '.join(_TASK_SUPPORT)}")
+
     def register(fn):
-        _tools[fn.__name__] = _Tool(fn, title, read_only)
+        _tools[fn.__name__] = _Tool(fn, title, read_only, task_support)
         return fn
     return register(fn) if fn is not None else register
 
@@ -122,6 +140,36 @@ def progress(done: float, total: Optional[float] = None, message: Optional[str] 
     host = _host()
     if host is not None:
         host.progress(float(done), None if total is None else float(total), message)
+
+
+def is_cancelled() -> bool:
+    """Whether the client has cancelled the current call: check it between steps."""
+    host = _host()
+    return host is not None and host.is_cancelled()
+
+
+def run_as_task() -> bool:
+    """Says that this call will take a while. For a 2026-07-28 client that
+    negotiated the tasks extension, calling a tool with `task_support`
+    "optional" or "required", the host answers with a task now and the call
+    runs on. Returns whether the call now runs as a task (False elsewhere)."""
+    host = _host()
+    return host is not None and host.run_as_task()
+
+
+def lists_changed(tools: bool = False, prompts: bool = False, resources: bool = False) -> None:
+    """Says that the plugin's tools, prompts or resources (with templates) may
+    have changed: the host lists the plugin again, in a fresh instance, and
+    tells the clients to fetch those lists again."""
+    named = {"tools": tools, "resources": resources, "prompts": prompts}
+    kinds = [kind for kind, changed in named.items() if changed]
+    if not kinds:
+        raise ValueError("name a list that may have changed: lists_changed(tools=True, prompts=..., resources=...)")
+    host = _host()
+    if host is None:
+        print(f"[lists changed] {', '.join(kinds)}", file=sys.stderr)
+    else:
+        host.lists_changed([host.ListKind[kind.upper()] for kind in kinds])
 
 
 # ---- questions for the client ---------------------------------------------------
@@ -313,7 +361,7 @@ class Tools:
             if t.read_only is not None:
                 annotations = tools.ToolAnnotations(None, t.read_only, None, None, None)
             listed.append(tools.Tool(name, t.title, description, json.dumps(input_schema(t.fn)), None,
-                                     annotations, [], tools.TaskSupport.FORBIDDEN, None))
+                                     annotations, [], tools.TaskSupport[t.task_support.upper()], None))
         return listed
 
     def call_tool(self, name, arguments):

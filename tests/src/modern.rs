@@ -1,7 +1,8 @@
 //! [`ModernStdio`]: a client of the 2026-07-28 revision over a child
 //! process's stdio. Every request carries the revision's `_meta` (no
 //! `initialize`); messages are read on a thread and kept, so a test can wait
-//! for a response, a notification or any message by predicate.
+//! for a response, a notification or any message by predicate. With the
+//! tasks extension ([`with_tasks`]) it calls tools and polls their tasks.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{ChildStdin, Command, Stdio};
@@ -12,7 +13,8 @@ use serde_json::{Value, json};
 
 use crate::PluginDir;
 use crate::process::{ServerProcess, Stderr, serve_command};
-use crate::wait::timeout;
+use crate::schema::{checked_result, validate_tasks};
+use crate::wait::{compile_timeout, poll, timeout};
 
 /// The revision this client speaks.
 pub const MODERN_VERSION: &str = "2026-07-28";
@@ -35,6 +37,24 @@ pub fn meta(capabilities: Value, log_level: Option<&str>) -> Value {
 pub fn with_meta(mut params: Value, meta: &Value) -> Value {
     params["_meta"] = meta.clone();
     params
+}
+
+/// The tasks extension, as a client names it under `extensions`.
+pub const TASKS: &str = "io.modelcontextprotocol/tasks";
+
+/// The `_meta` of a client that negotiated the tasks extension (and elicitation).
+pub fn with_tasks() -> Value {
+    meta(json!({ "elicitation": {}, "extensions": { TASKS: {} } }), None)
+}
+
+/// Whether a task (as `tasks/get` shows it) has ended.
+pub fn is_terminal(task: &Value) -> bool {
+    ["completed", "failed", "cancelled"].contains(&task["status"].as_str().unwrap_or_default())
+}
+
+/// The id of the task a `CreateTaskResult` (or a task) names.
+pub fn task_id(created: &Value) -> String {
+    created["taskId"].as_str().expect("a task id").to_owned()
 }
 
 pub struct ModernStdio {
@@ -102,6 +122,49 @@ impl ModernStdio {
     pub fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.start(method, params);
         self.response(&id)
+    }
+
+    /// Calls `tool` with `arguments` and `meta`; returns the whole response.
+    #[track_caller]
+    pub fn call_tool(&mut self, meta: &Value, tool: &str, arguments: Value) -> Value {
+        self.request(
+            "tools/call",
+            with_meta(json!({ "name": tool, "arguments": arguments }), meta),
+        )
+    }
+
+    /// `tasks/get` of `task`: its result, checked against the tasks extension's schema.
+    #[track_caller]
+    pub fn get_task(&mut self, meta: &Value, task: &str) -> Value {
+        let response = self.request("tasks/get", with_meta(json!({ "taskId": task }), meta));
+        checked_result(validate_tasks, "GetTaskResult", &response)
+    }
+
+    /// Polls `task` until `done` says so (within the test timeout).
+    #[track_caller]
+    pub fn poll_task_until(&mut self, meta: &Value, task: &str, done: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + timeout();
+        loop {
+            let now = self.get_task(meta, task);
+            if done(&now) {
+                return now;
+            }
+            assert!(Instant::now() < deadline, "task {task} never got there; last: {now:#}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits until the start-up load of the plugins directory is over: a
+    /// large (Python, JavaScript) component may still be compiling.
+    pub fn wait_until_loaded(&mut self) {
+        let loaded = poll(compile_timeout(), || {
+            self.stderr().contains("plugins directory loaded").then_some(())
+        });
+        assert!(
+            loaded.is_some(),
+            "the plugins directory never loaded; stderr:\n{}",
+            self.stderr()
+        );
     }
 
     /// Waits for the response to `id`.

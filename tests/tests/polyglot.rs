@@ -2,17 +2,24 @@
 //! JavaScript (componentize-js, `plugins/js/textkit`), each through its helper
 //! layer: their tools (schemas from the helper, structured results, tool
 //! errors), resource, prompt, and the log and progress notifications they
-//! send, all through the real binary.
+//! send, all through the real binary; a task-supporting tool of each that
+//! says it takes a while becomes a task for a 2026-07-28 client with the
+//! tasks extension, and a tool of each that says its lists changed makes the
+//! host announce them.
 
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use wasm_mcp_tests::expect::{by_name, is_tool_error, names_field, single_text, tool_ok};
-use wasm_mcp_tests::{StdioServer, binary, plugin_wasm};
+use wasm_mcp_tests::modern::{ModernStdio, is_terminal, meta, task_id, with_meta, with_tasks};
+use wasm_mcp_tests::schema::{checked_result, validate_tasks};
+use wasm_mcp_tests::wait::poll;
+use wasm_mcp_tests::{PluginDir, StdioServer, binary, plugin_wasm, timeout};
 
-/// Serves one plugin once it has loaded, with the client's log level at debug.
-fn serve(plugin: &str) -> StdioServer {
-    let mut server = StdioServer::start_initialized(&[plugin]);
+/// Serves `plugins` once they have loaded, with the client's log level at debug.
+fn serve(plugins: &[&str]) -> StdioServer {
+    let mut server = StdioServer::start_initialized(plugins);
     server.wait_until_loaded();
     server.request("logging/setLevel", json!({"level": "debug"})).result();
     server
@@ -55,7 +62,7 @@ fn log_messages(server: &StdioServer, logger: &str) -> Vec<Value> {
 
 #[test]
 fn a_python_plugin_serves_tools_a_resource_and_a_prompt_and_logs_and_reports_progress() {
-    let mut server = serve("stats");
+    let mut server = serve(&["stats"]);
 
     let tools = server.list_all("tools/list", "tools");
     let describe = by_name(&tools, "describe");
@@ -153,7 +160,7 @@ fn a_python_plugin_serves_tools_a_resource_and_a_prompt_and_logs_and_reports_pro
 
 #[test]
 fn a_javascript_plugin_serves_tools_a_resource_and_a_prompt_and_logs_and_reports_progress() {
-    let mut server = serve("textkit");
+    let mut server = serve(&["textkit"]);
 
     let tools = server.list_all("tools/list", "tools");
     let convert = by_name(&tools, "convert_case");
@@ -239,4 +246,147 @@ fn the_javascript_component_imports_only_the_host() {
         ["wasm-mcp:plugin/host@0.1.0", "wasm-mcp:plugin/types@0.1.0"],
         "{report}"
     );
+}
+
+/// Serves `plugin` to 2026-07-28 clients once it has loaded, and checks that
+/// tools/list shows its tool `long` as one that may run as a task and `quick`
+/// as one that may not. No call becomes a task by running long: only a
+/// plugin that says it takes a while makes one.
+fn serve_modern(plugin: &str, long: &str, quick: &str) -> (PluginDir, ModernStdio) {
+    let plugins = PluginDir::with(&[plugin]);
+    let mut server = ModernStdio::serve(&plugins, &["--task-after", "600000"]);
+    server.wait_until_loaded();
+    let listed = server.request("tools/list", with_meta(json!({}), &meta(json!({}), None)));
+    let listed = listed["result"]["tools"].as_array().expect("a list of tools").clone();
+    let task_support = |tool: &str| by_name(&listed, tool)["execution"]["taskSupport"].clone();
+    assert_eq!(
+        [task_support(long), task_support(quick)],
+        [json!("optional"), json!("forbidden")]
+    );
+    (plugins, server)
+}
+
+/// Calls `tool` as a client with the tasks extension and checks that the
+/// answer is a task; polls it to its end and returns its result.
+#[track_caller]
+fn call_as_task(server: &mut ModernStdio, tool: &str, arguments: Value) -> Value {
+    let m = with_tasks();
+    let created = checked_result(
+        validate_tasks,
+        "CreateTaskResult",
+        &server.call_tool(&m, tool, arguments),
+    );
+    assert_eq!(created["resultType"], "task", "{created}");
+    let done = server.poll_task_until(&m, &task_id(&created), is_terminal);
+    assert_eq!(done["status"], "completed", "{done:#}");
+    tool_ok(&done["result"]);
+    done["result"].clone()
+}
+
+/// Calls `tool` as `meta` says and checks that the server answered directly
+/// (no task); returns the result.
+#[track_caller]
+fn answered_directly(server: &mut ModernStdio, meta: &Value, tool: &str, arguments: Value) -> Value {
+    let response = server.call_tool(meta, tool, arguments);
+    assert_eq!(response["result"]["resultType"], "complete", "{response}");
+    tool_ok(&response["result"]);
+    response["result"].clone()
+}
+
+#[test]
+fn a_python_tool_that_says_it_takes_a_while_runs_as_a_task_polled_to_its_result() {
+    let (_plugins, mut server) = serve_modern("stats", "bootstrap", "describe");
+    let numbers: Vec<f64> = (1..=20).map(f64::from).collect();
+
+    // A short bootstrap does not say it takes a while: answered directly.
+    let short = answered_directly(
+        &mut server,
+        &with_tasks(),
+        "bootstrap",
+        json!({"numbers": numbers, "resamples": 100}),
+    );
+    assert_eq!(short["structuredContent"]["resamples"], 100);
+
+    // 50 000 resamples of 20 numbers: the tool calls run_as_task.
+    let arguments = json!({"numbers": numbers, "resamples": 50_000, "seed": 7});
+    let result = call_as_task(&mut server, "bootstrap", arguments.clone());
+    let interval = &result["structuredContent"];
+    assert_eq!(interval["mean"], 10.5);
+    assert_eq!(interval["resamples"], 50_000);
+    let (low, high) = (interval["low"].as_f64().unwrap(), interval["high"].as_f64().unwrap());
+    assert!(1.0 < low && low < 10.5 && 10.5 < high && high < 20.0, "{interval}");
+    // The same call (same seed) waited for by a client without the extension
+    // gives the same interval: the task's result is the tool's.
+    let waited = answered_directly(&mut server, &meta(json!({}), None), "bootstrap", arguments);
+    assert_eq!(&waited["structuredContent"], interval);
+    server.close();
+}
+
+#[test]
+fn a_javascript_tool_that_says_it_takes_a_while_runs_as_a_task_polled_to_its_result() {
+    let (_plugins, mut server) = serve_modern("textkit", "similar_lines", "convert_case");
+    let short = answered_directly(
+        &mut server,
+        &with_tasks(),
+        "similar_lines",
+        json!({"text": "colour\ncolor\nshade"}),
+    );
+    assert_eq!(
+        short["structuredContent"],
+        json!({"lines": 3, "pairs": [{"line": 1, "other": 2, "edits": 1}]})
+    );
+
+    // 120 random lines, two of them near-copies of others: every pair is
+    // compared, and the tool calls runAsTask.
+    let mut rng = fastrand::Rng::with_seed(7);
+    let mut lines: Vec<String> = (0..120).map(|_| format!("{:016x}", rng.u64(..))).collect();
+    lines[90] = format!("{}x{}", &lines[7][..5], &lines[7][6..]);
+    lines[110] = format!("{}{}", &lines[42][..3], &lines[42][4..]);
+    let result = call_as_task(&mut server, "similar_lines", json!({"text": lines.join("\n")}));
+    assert_eq!(
+        result["structuredContent"],
+        json!({"lines": 120, "pairs": [{"line": 8, "other": 91, "edits": 1}, {"line": 43, "other": 111, "edits": 1}]})
+    );
+    server.close();
+}
+
+/// Calls `tool` (which says its plugin's tools, prompts and resources
+/// changed) and waits until the host announces each list anew.
+fn relisted_after(server: &mut StdioServer, tool: &str) {
+    let announced = |server: &StdioServer| {
+        ["tools", "prompts", "resources"].map(|list| {
+            server
+                .notifications_of(&format!("notifications/{list}/list_changed"))
+                .len()
+        })
+    };
+    let before = announced(server);
+    tool_ok(server.call_tool(tool, json!({})).result());
+    let after = poll(timeout(), || {
+        server.drain_until(Instant::now() + Duration::from_millis(50));
+        let now = announced(server);
+        now.iter().zip(before).all(|(now, before)| *now > before).then_some(now)
+    });
+    assert!(
+        after.is_some(),
+        "{tool}: the host announced no new lists (before: {before:?})"
+    );
+}
+
+#[test]
+fn python_and_javascript_tools_that_say_their_lists_changed_make_the_host_list_them_again() {
+    let mut server = serve(&["stats", "textkit"]);
+    relisted_after(&mut server, "refresh_stats");
+    relisted_after(&mut server, "refresh_textkit");
+    // Listed again, both are still served.
+    let tools = server.list_all("tools/list", "tools");
+    for tool in ["describe", "bootstrap", "convert_case", "similar_lines"] {
+        by_name(&tools, tool);
+    }
+    let result = server
+        .call_tool("convert_case", json!({"text": "list changed", "to": "pascal"}))
+        .result()
+        .clone();
+    assert_eq!(single_text(&result), "ListChanged");
+    server.shutdown();
 }

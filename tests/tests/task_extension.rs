@@ -11,17 +11,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use wasm_mcp_tests::PluginDir;
-use wasm_mcp_tests::modern::{ModernStdio, meta, with_meta};
+use wasm_mcp_tests::modern::{ModernStdio, TASKS, is_terminal, meta, task_id, with_meta, with_tasks};
 use wasm_mcp_tests::schema::{checked_result, validate_modern, validate_tasks};
-use wasm_mcp_tests::wait::timeout;
 
-const TASKS: &str = "io.modelcontextprotocol/tasks";
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
-
-/// The `_meta` of a client that negotiated the tasks extension (and elicitation).
-fn with_tasks() -> Value {
-    meta(json!({ "elicitation": {}, "extensions": { TASKS: {} } }), None)
-}
 
 #[track_caller]
 fn checked(def: &str, response: &Value) -> Value {
@@ -35,54 +28,20 @@ fn error_code(response: &Value) -> i64 {
         .unwrap_or_else(|| panic!("expected an error, got {response}"))
 }
 
-fn call(server: &mut ModernStdio, meta: &Value, tool: &str, arguments: Value) -> Value {
-    server.request(
-        "tools/call",
-        with_meta(json!({ "name": tool, "arguments": arguments }), meta),
-    )
-}
-
-fn get(server: &mut ModernStdio, meta: &Value, task: &str) -> Value {
-    let response = server.request("tasks/get", with_meta(json!({ "taskId": task }), meta));
-    checked("GetTaskResult", &response)
-}
-
-/// Polls `task` until `done` says so (within the test timeout).
-#[track_caller]
-fn poll_until(server: &mut ModernStdio, meta: &Value, task: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + timeout();
-    loop {
-        let now = get(server, meta, task);
-        if done(&now) {
-            return now;
-        }
-        assert!(Instant::now() < deadline, "task {task} never got there; last: {now:#}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn is_terminal(task: &Value) -> bool {
-    ["completed", "failed", "cancelled"].contains(&task["status"].as_str().unwrap_or_default())
-}
-
-fn task_id(created: &Value) -> String {
-    created["taskId"].as_str().expect("a task id").to_owned()
-}
-
 #[test]
 fn a_call_that_says_it_takes_a_while_is_a_task_polled_to_its_inlined_result() {
     let plugins = PluginDir::with(&["conformance"]);
     let mut server = ModernStdio::serve(&plugins, &[]);
     let m = with_tasks();
 
-    let quick = call(&mut server, &m, "greet", json!({ "name": "Ada" }));
+    let quick = server.call_tool(&m, "greet", json!({ "name": "Ada" }));
     assert_eq!(quick["result"]["resultType"], "complete", "{quick}");
     assert_eq!(quick["result"]["content"][0]["text"], "Hello, Ada!");
     validate_modern("CallToolResult", &quick["result"]).unwrap();
 
     let created = checked(
         "CreateTaskResult",
-        &call(&mut server, &m, "slow_compute", json!({ "seconds": 0.3, "label": "x" })),
+        &server.call_tool(&m, "slow_compute", json!({ "seconds": 0.3, "label": "x" })),
     );
     assert_eq!(created["resultType"], "task");
     assert_eq!(created["status"], "working");
@@ -92,8 +51,8 @@ fn a_call_that_says_it_takes_a_while_is_a_task_polled_to_its_inlined_result() {
     }
     let id = task_id(&created);
     // Known the moment the answer leaves.
-    assert_eq!(get(&mut server, &m, &id)["taskId"], json!(id));
-    let done = poll_until(&mut server, &m, &id, is_terminal);
+    assert_eq!(server.get_task(&m, &id)["taskId"], json!(id));
+    let done = server.poll_task_until(&m, &id, is_terminal);
     assert_eq!(done["status"], "completed", "{done:#}");
     assert_eq!(done["resultType"], "complete");
     assert_eq!(done["result"]["content"][0]["text"], "Computed x after 0.3 s");
@@ -106,17 +65,17 @@ fn a_call_that_says_it_takes_a_while_is_a_task_polled_to_its_inlined_result() {
 
     let failing = task_id(&checked(
         "CreateTaskResult",
-        &call(&mut server, &m, "failing_job", json!({})),
+        &server.call_tool(&m, "failing_job", json!({})),
     ));
-    let failed = poll_until(&mut server, &m, &failing, is_terminal);
+    let failed = server.poll_task_until(&m, &failing, is_terminal);
     assert_eq!(failed["status"], "completed", "a tool error is a result: {failed:#}");
     assert_eq!(failed["result"]["isError"], true);
 
     let broken = task_id(&checked(
         "CreateTaskResult",
-        &call(&mut server, &m, "protocol_error_job", json!({})),
+        &server.call_tool(&m, "protocol_error_job", json!({})),
     ));
-    let broken = poll_until(&mut server, &m, &broken, is_terminal);
+    let broken = server.poll_task_until(&m, &broken, is_terminal);
     assert_eq!(broken["status"], "failed", "{broken:#}");
     assert_eq!(broken["error"]["code"], -32603);
     assert!(
@@ -150,19 +109,16 @@ fn a_call_that_runs_past_task_after_becomes_a_task_by_itself() {
     let mut server = ModernStdio::serve(&plugins, &["--task-after", "200"]);
     let m = with_tasks();
 
-    let short = call(&mut server, &m, "sleep", json!({ "ms": 10 }));
+    let short = server.call_tool(&m, "sleep", json!({ "ms": 10 }));
     assert_eq!(short["result"]["content"][0]["text"], "slept 10 ms", "{short}");
 
-    let long = checked(
-        "CreateTaskResult",
-        &call(&mut server, &m, "sleep", json!({ "ms": 900 })),
-    );
-    let done = poll_until(&mut server, &m, &task_id(&long), is_terminal);
+    let long = checked("CreateTaskResult", &server.call_tool(&m, "sleep", json!({ "ms": 900 })));
+    let done = server.poll_task_until(&m, &task_id(&long), is_terminal);
     assert_eq!(done["result"]["content"][0]["text"], "slept 900 ms", "{done:#}");
 
     // A client without the extension waits for the result, however long.
     let plain = meta(json!({}), None);
-    let waited = call(&mut server, &plain, "sleep", json!({ "ms": 400 }));
+    let waited = server.call_tool(&plain, "sleep", json!({ "ms": 400 }));
     assert_eq!(waited["result"]["resultType"], "complete", "{waited}");
     assert_eq!(waited["result"]["content"][0]["text"], "slept 400 ms");
     server.close();
@@ -174,7 +130,7 @@ fn questions_of_a_task_are_answered_with_tasks_update_and_seen_on_a_listen_strea
     let mut server = ModernStdio::serve(&plugins, &[]);
     let m = with_tasks();
 
-    let created = checked("CreateTaskResult", &call(&mut server, &m, "multi_input", json!({})));
+    let created = checked("CreateTaskResult", &server.call_tool(&m, "multi_input", json!({})));
     let id = task_id(&created);
     let listen = server.start(
         "subscriptions/listen",
@@ -185,7 +141,7 @@ fn questions_of_a_task_are_answered_with_tasks_update_and_seen_on_a_listen_strea
     });
     assert_eq!(acknowledged["params"]["notifications"]["taskIds"], json!([id]));
 
-    let waiting = poll_until(&mut server, &m, &id, |task| task["status"] == "input_required");
+    let waiting = server.poll_task_until(&m, &id, |task| task["status"] == "input_required");
     let keys: Vec<&String> = waiting["inputRequests"].as_object().unwrap().keys().collect();
     assert_eq!(keys, ["first", "second"], "{waiting:#}");
     assert_eq!(waiting["inputRequests"]["first"]["method"], "elicitation/create");
@@ -201,7 +157,7 @@ fn questions_of_a_task_are_answered_with_tasks_update_and_seen_on_a_listen_strea
     let ack = checked("UpdateTaskResult", &ack);
     assert_eq!(ack["resultType"], "complete");
     assert!(ack.get("status").is_none() && ack.get("taskId").is_none(), "{ack}");
-    let half = get(&mut server, &m, &id);
+    let half = server.get_task(&m, &id);
     assert_eq!(half["status"], "input_required", "{half:#}");
     assert_eq!(
         half["inputRequests"].as_object().unwrap().keys().collect::<Vec<_>>(),
@@ -212,7 +168,7 @@ fn questions_of_a_task_are_answered_with_tasks_update_and_seen_on_a_listen_strea
         "tasks/update",
         with_meta(json!({ "taskId": id, "inputResponses": { "second": answer("b") } }), &m),
     );
-    let done = poll_until(&mut server, &m, &id, is_terminal);
+    let done = server.poll_task_until(&m, &id, is_terminal);
     assert_eq!(done["result"]["content"][0]["text"], "Got a and b", "{done:#}");
 
     // The stream saw the task wait and end, each change as tasks/get shows it.
@@ -242,7 +198,7 @@ fn a_tool_asks_first_then_finishes_as_a_task_with_the_answer() {
     let mut server = ModernStdio::serve(&plugins, &[]);
     let m = with_tasks();
 
-    let first = call(&mut server, &m, "test_tool_with_task", json!({}));
+    let first = server.call_tool(&m, "test_tool_with_task", json!({}));
     let round = &first["result"];
     assert_eq!(round["resultType"], "input_required", "{first}");
     assert!(round.get("taskId").is_none());
@@ -254,7 +210,7 @@ fn a_tool_asks_first_then_finishes_as_a_task_with_the_answer() {
     });
     let created = checked("CreateTaskResult", &server.request("tools/call", with_meta(retry, &m)));
     assert!(created.get("requestState").is_none(), "{created}");
-    let done = poll_until(&mut server, &m, &task_id(&created), is_terminal);
+    let done = server.poll_task_until(&m, &task_id(&created), is_terminal);
     assert_eq!(
         done["result"]["content"][0]["text"],
         "Hello, Alice! (finished as a task)"
@@ -272,7 +228,7 @@ fn cancelling_a_task_stops_its_plugin_at_once_and_says_the_same_twice() {
 
     let created = checked(
         "CreateTaskResult",
-        &call(&mut server, &m, "slow_compute", json!({ "seconds": 120 })),
+        &server.call_tool(&m, "slow_compute", json!({ "seconds": 120 })),
     );
     let id = task_id(&created);
     let cancel = |server: &mut ModernStdio| {
@@ -282,10 +238,10 @@ fn cancelling_a_task_stops_its_plugin_at_once_and_says_the_same_twice() {
         assert!(ack["result"].get("status").is_none(), "{ack}");
     };
     cancel(&mut server);
-    assert_eq!(get(&mut server, &m, &id)["status"], "cancelled");
+    assert_eq!(server.get_task(&m, &id)["status"], "cancelled");
     cancel(&mut server);
     let started = Instant::now();
-    let next = call(&mut server, &m, "greet", json!({ "name": "next" }));
+    let next = server.call_tool(&m, "greet", json!({ "name": "next" }));
     assert_eq!(next["result"]["content"][0]["text"], "Hello, next!", "{next}");
     assert!(
         started.elapsed() < Duration::from_secs(30),
@@ -302,14 +258,14 @@ fn without_the_extension_no_task_is_made_and_a_required_one_is_asked_for() {
     let mut server = ModernStdio::serve(&plugins, &[]);
     let plain = meta(json!({ "elicitation": {} }), None);
 
-    let synchronous = call(&mut server, &plain, "slow_compute", json!({ "seconds": 0.3 }));
+    let synchronous = server.call_tool(&plain, "slow_compute", json!({ "seconds": 0.3 }));
     assert_eq!(synchronous["result"]["resultType"], "complete", "{synchronous}");
     assert_eq!(
         synchronous["result"]["content"][0]["text"],
         "Computed a result after 0.3 s"
     );
 
-    let required = call(&mut server, &plain, "failing_job", json!({}));
+    let required = server.call_tool(&plain, "failing_job", json!({}));
     assert_eq!(error_code(&required), -32021, "{required}");
     assert_eq!(
         required["error"]["data"]["requiredCapabilities"]["extensions"][TASKS],
@@ -344,34 +300,24 @@ fn tasks_outlive_a_restart_and_a_killed_servers_running_tasks_end_as_failed() {
     let m = with_tasks();
 
     let mut server = ModernStdio::serve(&plugins, &["--state", state]);
-    let quick = call(
-        &mut server,
-        &m,
-        "slow_compute",
-        json!({ "seconds": 0.1, "label": "kept" }),
-    );
+    let quick = server.call_tool(&m, "slow_compute", json!({ "seconds": 0.1, "label": "kept" }));
     let done = task_id(&quick["result"]);
-    poll_until(&mut server, &m, &done, is_terminal);
-    let long = call(&mut server, &m, "slow_compute", json!({ "seconds": 600 }));
+    server.poll_task_until(&m, &done, is_terminal);
+    let long = server.call_tool(&m, "slow_compute", json!({ "seconds": 600 }));
     let running = task_id(&long["result"]);
-    assert_eq!(get(&mut server, &m, &running)["status"], "working");
-    let again = call(
-        &mut server,
-        &m,
-        "recompute",
-        json!({ "seconds": 0.5, "label": "again" }),
-    );
+    assert_eq!(server.get_task(&m, &running)["status"], "working");
+    let again = server.call_tool(&m, "recompute", json!({ "seconds": 0.5, "label": "again" }));
     let again = task_id(&again["result"]);
     server.kill();
 
     let mut server = ModernStdio::serve(&plugins, &["--state", state]);
-    let kept = get(&mut server, &m, &done);
+    let kept = server.get_task(&m, &done);
     assert_eq!(kept["status"], "completed", "{kept:#}");
     assert_eq!(
         kept["result"]["content"][0]["text"], "Computed kept after 0.1 s",
         "{kept:#}"
     );
-    let lost = poll_until(&mut server, &m, &running, is_terminal);
+    let lost = server.poll_task_until(&m, &running, is_terminal);
     assert_eq!(lost["status"], "failed", "{lost:#}");
     let message = lost["statusMessage"].as_str().unwrap_or_default();
     assert!(message.contains("the server running it stopped"), "{lost:#}");
@@ -380,7 +326,7 @@ fn tasks_outlive_a_restart_and_a_killed_servers_running_tasks_end_as_failed() {
         "a failed task carries its error: {lost:#}"
     );
     let seen = std::cell::RefCell::new(Vec::new());
-    let redone = poll_until(&mut server, &m, &again, |task| {
+    let redone = server.poll_task_until(&m, &again, |task| {
         seen.borrow_mut().push(task["statusMessage"].clone());
         is_terminal(task)
     });

@@ -6,6 +6,8 @@ import * as host from "wasm-mcp:plugin/host@0.1.0";
 import { ClientError, definePlugin, param, question } from "../wasm-mcp.js";
 
 const CASES = ["snake", "kebab", "camel", "pascal", "constant"];
+// From this many lines (every pair is compared) similar_lines says it will take a while.
+const LONG_TEXT_LINES = 100;
 
 /** The words of an identifier or phrase: split on separators and case changes. */
 export function words(text) {
@@ -37,6 +39,28 @@ export function convertCase(text, to) {
   }
 }
 
+/**
+ * The Levenshtein distance of `a` and `b` (insertions, deletions and
+ * substitutions), or `limit + 1` as soon as it is known to exceed `limit`.
+ */
+export function editDistance(a, b, limit = Infinity) {
+  let previous = Uint32Array.from({ length: b.length + 1 }, (_, j) => j);
+  let current = new Uint32Array(b.length + 1);
+  for (let i = 1; i <= a.length; i++) {
+    current[0] = i;
+    let best = i;
+    for (let j = 1; j <= b.length; j++) {
+      const substitute = previous[j - 1] + (a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1);
+      const edit = Math.min(previous[j], current[j - 1]) + 1;
+      current[j] = substitute < edit ? substitute : edit;
+      if (current[j] < best) best = current[j];
+    }
+    if (best > limit) return limit + 1;
+    [previous, current] = [current, previous];
+  }
+  return previous[b.length];
+}
+
 const plugin = definePlugin({
   host,
   tools: {
@@ -65,6 +89,41 @@ const plugin = definePlugin({
           ctx.progress(i + 1, lines.length, `line ${i + 1}`);
         });
         return counts;
+      },
+    },
+    similar_lines: {
+      title: "Similar lines",
+      description:
+        "Finds the pairs of different lines of a text at most `distance` edits apart (near-duplicates, typos); " +
+        "every pair is compared, so a long text takes a while and may run as a task",
+      readOnly: true,
+      taskSupport: "optional",
+      params: {
+        text: param.string("The text, one item per line"),
+        distance: param.integer("The most edits (insertions, deletions, substitutions) apart; default 2").optional(),
+      },
+      run({ text, distance = 2 }, ctx) {
+        const lines = text.split("\n");
+        if (lines.length >= LONG_TEXT_LINES) ctx.runAsTask();
+        const pairs = [];
+        for (let i = 0; i < lines.length; i++) {
+          if (ctx.isCancelled()) throw new Error(`cancelled after ${i} of ${lines.length} lines`);
+          for (let j = i + 1; j < lines.length; j++) {
+            if (lines[i] === lines[j] || Math.abs(lines[i].length - lines[j].length) > distance) continue;
+            const edits = editDistance(lines[i], lines[j], distance);
+            if (edits <= distance) pairs.push({ line: i + 1, other: j + 1, edits });
+          }
+          ctx.progress(i + 1, lines.length, `line ${i + 1}`);
+        }
+        return { lines: lines.length, pairs };
+      },
+    },
+    refresh_textkit: {
+      description: "Has the host list this plugin's tools, prompts and resources again and tell clients to fetch them",
+      readOnly: true,
+      run(_, ctx) {
+        ctx.listsChanged({ tools: true, prompts: true, resources: true });
+        return "the host lists textkit again";
       },
     },
     suggest_name: {

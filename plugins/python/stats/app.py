@@ -4,17 +4,22 @@ Built into a component by componentize-py (see the Makefile at the
 repository root, `make plugins`), with the helper layer in ../wasm_mcp.py.
 """
 
+import random
 import statistics
 
 from wasm_mcp import (
-    ClientError, Completion, Prompts, Resources, ToolError, Tools, ask, elicit, log, progress, prompt, resource, sample,
-    tool,
+    ClientError, Completion, Prompts, Resources, ToolError, Tools, ask, elicit, is_cancelled, lists_changed, log,
+    progress, prompt, resource, run_as_task, sample, tool,
 )
 
 __all__ = ["Tools", "Resources", "Prompts", "Completion"]
 
 # Progress is reported once per chunk of this many numbers.
 CHUNK = 1000
+# A bootstrap reports progress and checks for cancellation once per this many resamples.
+RESAMPLE_STEP = 500
+# From this many draws (resamples times numbers) a bootstrap says it will take a while.
+LONG_BOOTSTRAP = 1_000_000
 
 
 @tool(title="Describe numbers", read_only=True)
@@ -53,11 +58,50 @@ def percentile(numbers: list[float], p: float) -> str:
         raise ToolError("percentile needs at least one number")
     if not 0 <= p <= 100:
         raise ToolError(f"p must be between 0 and 100, not {p}")
-    ordered = sorted(numbers)
+    return str(_percentile(sorted(numbers), p))
+
+
+def _percentile(ordered: list, p: float) -> float:
     rank = (len(ordered) - 1) * p / 100
     low = int(rank)
     high = min(low + 1, len(ordered) - 1)
-    return str(ordered[low] + (ordered[high] - ordered[low]) * (rank - low))
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+@tool(title="Bootstrap the mean", read_only=True, task_support="optional")
+def bootstrap(numbers: list[float], resamples: int = 2000, seed: int = 0) -> dict:
+    """A 95% confidence interval for the mean of a list of numbers, by bootstrap resampling
+    (slow for many resamples: it may run as a task).
+
+    Args:
+        numbers: The sample (at least two numbers).
+        resamples: How many resamples to draw: more give a steadier interval and take longer.
+        seed: Seeds the draws: the same call gives the same interval.
+    """
+    if len(numbers) < 2:
+        raise ToolError("bootstrap needs at least two numbers")
+    if resamples < 1:
+        raise ToolError(f"resamples must be at least 1, not {resamples}")
+    if resamples * len(numbers) >= LONG_BOOTSTRAP:
+        run_as_task()
+    draws = random.Random(seed)
+    means = []
+    for start in range(0, resamples, RESAMPLE_STEP):
+        if is_cancelled():
+            raise ToolError(f"cancelled after {start} resamples")
+        for _ in range(min(RESAMPLE_STEP, resamples - start)):
+            means.append(statistics.fmean(draws.choices(numbers, k=len(numbers))))
+        progress(len(means), resamples, "resampling")
+    means.sort()
+    return {"mean": statistics.fmean(numbers), "low": _percentile(means, 2.5), "high": _percentile(means, 97.5),
+            "resamples": resamples}
+
+
+@tool(read_only=True)
+def refresh_stats() -> str:
+    """Has the host list this plugin's tools, prompts and resources again and tell clients to fetch them."""
+    lists_changed(tools=True, prompts=True, resources=True)
+    return "the host lists stats again"
 
 
 @tool(title="Explain numbers", read_only=True)
@@ -90,7 +134,8 @@ def explain_numbers(numbers: list[float]) -> dict:
 @resource("stats://about", name="about")
 def about() -> str:
     """What this plugin computes."""
-    return "stats computes descriptive statistics (describe) and percentiles (percentile) in Python."
+    return ("stats computes descriptive statistics (describe), percentiles (percentile) and bootstrap intervals "
+            "(bootstrap) in Python.")
 
 
 @prompt

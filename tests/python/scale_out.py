@@ -327,6 +327,40 @@ async def update_reaches_other_listener(session, served: Served):
     print(f"a listen stream on {listener} hears the updates announced on {sorted(set(touched))}")
 
 
+async def task_status_reaches_other_listener(session, served: Served, url: str):
+    """A `subscriptions/listen` stream naming a task (the tasks extension's filter, sent as
+    the SDK's own listen does not take task ids) on one replica hears the task's changes
+    made on another, to its end."""
+    created = await session.call_tool("slow_compute", {"seconds": 1.5, "label": "heard"}, allow_claimed=True)
+    owner = served.by("tools/call", called("slow_compute"))[-1]
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS: {}}},
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+            "params": {"notifications": {"taskIds": [created.task_id]}, "_meta": meta}}
+    headers = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28",
+               "mcp-method": "subscriptions/listen"}
+    async with create_mcp_http_client() as http:
+        while True:
+            async with http.stream("POST", url, json=body, headers=headers) as stream:
+                listener = stream.headers.get("x-served-by")
+                if listener == owner:
+                    continue  # round robin: the next one lands elsewhere
+                statuses = []
+                async for line in stream.aiter_lines():
+                    if not line.startswith("data:"):
+                        continue
+                    message = json.loads(line[5:])
+                    if message.get("method") == "notifications/tasks":
+                        statuses.append(message["params"]["status"])
+                        if ended(message["params"]):
+                            break
+                break
+    assert statuses[-1] == "completed", statuses
+    print(f"a listen stream on {listener} naming a task that runs on {owner} hears it end: {statuses}")
+
+
 def session_listen(session_client, uri):
     return session_client.listen(resource_subscriptions=[uri])
 
@@ -464,6 +498,7 @@ async def main():
             await answered_elsewhere(c.session, served)
             await cancelled_elsewhere(c.session, served, replicas)
             await update_reaches_other_listener(c, served)
+            await task_status_reaches_other_listener(c.session, served, url)
         await replayed_elsewhere(url)
         async with client(url, served) as c:
             await store_down_and_back(c.session, served, redis, replicas)

@@ -189,6 +189,17 @@ backend replicas
     balance roundrobin
     http-response set-header X-Served-By %s
 {servers}
+# 2025-11-25 sessions live in one replica: the README's affinity on Mcp-Session-Id.
+frontend legacy
+    bind 127.0.0.1:{legacy_port}
+    default_backend sessions
+backend sessions
+    balance roundrobin
+    stick-table type string len 64 size 100k expire 30m
+    stick on req.hdr(Mcp-Session-Id)
+    stick store-response res.hdr(Mcp-Session-Id)
+    http-response set-header X-Served-By %s
+{servers}
 """
 
 
@@ -295,6 +306,25 @@ async def cancelled_elsewhere(session, served: Served, replicas: list[Replica]):
         await asyncio.sleep(0.05)
     print(f"a task running on {owner} is cancelled through {via}; its instance stopped within "
           f"{time.monotonic() - started:.2f} s")
+
+
+async def legacy_session_stays(url: str):
+    """A 2025-11-25 client through the README's affinity setup: every request of its session
+    reaches the replica that opened it, elicitation round trip included."""
+    served = Served()
+
+    async def elicit(ctx, params):
+        return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+    async with client(url, served, mode="legacy", elicitation_callback=elicit) as c:
+        assert c.session.protocol_version == "2025-11-25", c.session.protocol_version
+        for i in range(REPLICAS + 1):
+            assert text(await c.call_tool("greet", {"name": f"s{i}"})) == f"Hello, s{i}!"
+        result = await c.call_tool("test_input_required_result_elicitation", {})
+        assert text(result) == "Hello, Ada!", result
+    replicas = {replica for _, replica, _ in served.log}
+    assert len(replicas) == 1, f"a legacy session moved between replicas: {served.log}"
+    print(f"a 2025-11-25 session through Mcp-Session-Id affinity: all {len(served.log)} requests on {replicas.pop()}")
 
 
 async def replayed_elsewhere(url: str):
@@ -484,7 +514,9 @@ async def main():
         lb_port = free_port()
         servers = "\n".join(f"    server {r.name} 127.0.0.1:{r.port} check inter 200ms fall 1 rise 2" for r in replicas)
         config = work / "haproxy.cfg"
-        config.write_text(HAPROXY_CONFIG.format(stats=work / "haproxy.sock", port=lb_port, servers=servers))
+        legacy_port = free_port()
+        config.write_text(HAPROXY_CONFIG.format(
+            stats=work / "haproxy.sock", port=lb_port, legacy_port=legacy_port, servers=servers))
         haproxy = subprocess.Popen(["haproxy", "-f", str(config), "-db"], stdout=subprocess.DEVNULL)
         processes.append(haproxy)
         wait_for_port(lb_port, "haproxy", haproxy)
@@ -500,6 +532,7 @@ async def main():
             await update_reaches_other_listener(c, served)
             await task_status_reaches_other_listener(c.session, served, url)
         await replayed_elsewhere(url)
+        await legacy_session_stays(f"http://127.0.0.1:{legacy_port}/mcp")
         async with client(url, served) as c:
             await store_down_and_back(c.session, served, redis, replicas)
             await kill_one(c.session, served, replicas)

@@ -31,6 +31,8 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any, Literal
 
@@ -416,6 +418,18 @@ class Redis:
             self.process.wait(timeout=30)
 
 
+def readiness(replicas: list[Replica]) -> list[tuple[int, str]]:
+    """Each replica's /readyz: status and body."""
+    answers = []
+    for replica in replicas:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{replica.port}/readyz", timeout=5) as response:
+                answers.append((response.status, response.read().decode().strip()))
+        except urllib.error.HTTPError as error:
+            answers.append((error.code, error.read().decode().strip()))
+    return answers
+
+
 def wait_for_log(replicas: list[Replica], text: str, since: list[int]):
     deadline = time.monotonic() + DEADLINE
     for replica, start in zip(replicas, since):
@@ -427,9 +441,12 @@ def wait_for_log(replicas: list[Replica], text: str, since: list[int]):
 async def store_down_and_back(session, served: Served, redis: Redis, replicas: list[Replica]):
     created = await session.call_tool("slow_compute", {"seconds": 0.2, "label": "kept"}, allow_claimed=True)
     assert (await until_ended(session, created.task_id))["status"] == "completed"
+    assert readiness(replicas) == [(200, "ready")] * len(replicas), readiness(replicas)
     marks = [len(r.log) for r in replicas]
     redis.stop()
     wait_for_log(replicas, "does not answer", marks)
+    not_ready = readiness(replicas)
+    assert all(code == 503 and "the state store does not answer" in body for code, body in not_ready), not_ready
     assert text(await session.call_tool("greet", {"name": "still"})) == "Hello, still!"
     direct = await session.call_tool("slow_compute", {"seconds": 0.2, "label": "inline"}, allow_claimed=True)
     assert isinstance(direct, types.CallToolResult), f"no task while the store is down: {direct}"
@@ -449,11 +466,12 @@ async def store_down_and_back(session, served: Served, redis: Redis, replicas: l
     marks = [len(r.log) for r in replicas]
     redis.start()
     wait_for_log(replicas, "answers again: ready", marks)
+    assert readiness(replicas) == [(200, "ready")] * len(replicas), readiness(replicas)
     task = await until_ended(session, created.task_id)
     assert task["status"] == "completed" and "Computed kept" in task["result"]["content"][0]["text"], task
     print("the store stopped: a plain call and a task-supporting one are served, tasks/get and a required task "
-          f"fail with: {refusals[0]!r}; every replica logged it not ready, then ready once Redis was back, "
-          "and the task completed before is still there")
+          f"fail with: {refusals[0]!r}; every replica logged it not ready and its /readyz said "
+          f"{not_ready[0][1]!r}, then ready once Redis was back, and the task completed before is still there")
 
 
 async def kill_one(session, served: Served, replicas: list[Replica]):

@@ -117,3 +117,24 @@ fn idle_sessions_expire() {
     idle.session = None;
     idle.initialize(json!({}));
 }
+
+/// `/healthz` and `/readyz` are for load balancers and orchestrators: they
+/// answer without a token (and with nothing but their state), while the MCP
+/// endpoint still wants one.
+#[test]
+fn health_endpoints_answer_without_a_token() {
+    let server = HttpServer::start_with_env(
+        PluginDir::with(&["conformance"]),
+        &[],
+        &[("WASM_MCP_AUTH_TOKEN", "secret-token")],
+    );
+    let base = server.url.trim_end_matches("/mcp");
+    let http = reqwest::blocking::Client::new();
+    for (path, body) in [("/healthz", "ok\n"), ("/readyz", "ready\n")] {
+        let response = http.get(format!("{base}{path}")).send().unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{path}");
+        assert_eq!(response.text().unwrap(), body, "{path}");
+    }
+    let refused = server.client().post_with(&[], initialize_body());
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+}

@@ -92,6 +92,16 @@ impl Hub {
         }
     }
 
+    /// Whether the plugins present at start are loaded.
+    pub fn is_started(&self) -> bool {
+        *self.started.borrow()
+    }
+
+    /// Whether the state store answered the last request made to it.
+    pub fn state_store_answers(&self) -> bool {
+        self.tasks.store().is_reachable()
+    }
+
     /// The plugins are changing (`true`, a reload has begun) or settled.
     pub fn set_changing(&self, changing: bool) {
         self.changing.store(changing, Ordering::Relaxed);

@@ -6,12 +6,14 @@
 //! responses get 202. GET opens the standalone stream, or resumes any stream
 //! with `Last-Event-ID`. DELETE ends a session. Each `Mcp-Session-Id` is one
 //! [`Session`](crate::session::Session); all of them share the one `Server`.
-//! Like stdio, this transport only moves messages.
+//! Like stdio, this transport only moves messages. `/healthz` and `/readyz`
+//! say whether the process serves and is ready.
 
 mod access;
 mod connections;
 mod error;
 mod handlers;
+mod health;
 mod sessions;
 mod sse;
 mod stateless;
@@ -24,7 +26,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use axum::Router;
 use axum::http::{HeaderMap, header};
-use axum::routing::post;
+use axum::routing::{get, post};
 use tokio_util::sync::CancellationToken;
 
 use super::shutdown_signal;
@@ -103,6 +105,8 @@ pub async fn serve(hub: Arc<Hub>, config: HttpConfig) -> Result<()> {
             ENDPOINT,
             post(handlers::post).get(handlers::get).delete(handlers::delete),
         )
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
         .with_state(app);
     tracing::info!("listening on http://{local}{ENDPOINT}");
     let mut connections = Connections::new(&config.settings);

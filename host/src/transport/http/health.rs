@@ -1,0 +1,33 @@
+//! Health for load balancers and orchestrators: `/healthz` answers 200 for
+//! as long as the process serves; `/readyz` answers 200 once the plugins
+//! present at start are loaded and while the state store answers and the
+//! server is not shutting down, else 503 saying which. Neither needs a
+//! token, and neither says more than that.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::StatusCode;
+
+use super::App;
+
+pub async fn healthz() -> (StatusCode, &'static str) {
+    (StatusCode::OK, "ok\n")
+}
+
+pub async fn readyz(State(app): State<Arc<App>>) -> (StatusCode, String) {
+    let hub = app.sessions.hub();
+    let not_ready = if app.stopping.is_cancelled() {
+        Some("the server is shutting down")
+    } else if !hub.is_started() {
+        Some("the plugins present at start are still loading")
+    } else if !hub.state_store_answers() {
+        Some("the state store does not answer (the server's log names it and says why)")
+    } else {
+        None
+    };
+    match not_ready {
+        None => (StatusCode::OK, "ready\n".into()),
+        Some(why) => (StatusCode::SERVICE_UNAVAILABLE, format!("not ready: {why}\n")),
+    }
+}

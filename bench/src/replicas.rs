@@ -67,7 +67,9 @@ fn start(command: &mut Command, what: &str) -> Service {
 fn redis(dir: &Path) -> (Service, u16) {
     let port = free_port();
     let service = start(
-        Command::new("redis-server").args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", ""]).current_dir(dir),
+        Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", ""])
+            .current_dir(dir),
         "redis-server",
     );
     wait_for_port(port, "redis-server");
@@ -109,7 +111,12 @@ async fn throughput(url: &str, replicas: usize) -> f64 {
     let start = Instant::now();
     let latencies = measure(&clients, "tools/call", call, run_time()).await;
     let elapsed = start.elapsed();
-    report(&format!("via HAProxy, {replicas} replica(s)"), CLIENTS, &latencies, elapsed);
+    report(
+        &format!("via HAProxy, {replicas} replica(s)"),
+        CLIENTS,
+        &latencies,
+        elapsed,
+    );
     latencies.len() as f64 / elapsed.as_secs_f64()
 }
 

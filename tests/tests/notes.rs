@@ -189,3 +189,76 @@ fn touching_a_note_notifies_its_subscribers_only() {
     assert_eq!(updates.len(), 1, "{updates:?}");
     assert_eq!(updates[0]["params"]["uri"], "notes://note/sandbox");
 }
+
+/// The manifest of the plugin the operator installs it with.
+const ONLY_SEARCH: &str = r#"
+[allow]
+tools = ["search_*"]
+[deny]
+prompts = ["*"]
+resources = ["notes://note/getting-*"]
+"#;
+
+/// An operator serves only some of a plugin's entries (`[allow]`, `[deny]`
+/// in its manifest): the others are not listed, and calling, getting or
+/// reading them fails as for entries that do not exist, a denied URI even
+/// through a template that would match it. `wasm-mcp check` shows which are
+/// not served, and why.
+#[test]
+fn the_manifest_serves_only_what_the_operator_allows() {
+    let plugins = wasm_mcp_tests::PluginDir::with(&["notes"]);
+    plugins.add_file("notes.toml", ONLY_SEARCH.as_bytes());
+    let mut server = StdioServer::spawn(plugins.path(), &[]);
+    server.initialize(json!({}));
+    let tools: Vec<Value> = server.list_all("tools/list", "tools");
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["search_notes"]);
+    let touch = server.request(
+        "tools/call",
+        json!({"name": "touch_note", "arguments": {"slug": "sandbox"}}),
+    );
+    assert!(touch.error().message.contains("touch_note"), "{:?}", touch.error());
+    assert!(server.list_all("prompts/list", "prompts").is_empty());
+    let prompt = server.request(
+        "prompts/get",
+        json!({"name": "summarize_note", "arguments": {"slug": "sandbox"}}),
+    );
+    prompt.expect_error_code(-32602);
+    let resources = server.list_all("resources/list", "resources");
+    assert_eq!(
+        resources.len(),
+        SLUGS.len(),
+        "one note fewer than the index and every note: {resources:?}"
+    );
+    assert!(resources.iter().all(|r| r["uri"] != "notes://note/getting-started"));
+    let denied = server.request("resources/read", json!({"uri": "notes://note/getting-started"}));
+    // Not even through the template notes://note/{slug}, which would match it.
+    denied.expect_error_code(-32002);
+    let served = server.request("resources/read", json!({"uri": "notes://note/sandbox"}));
+    assert!(
+        served.result()["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("# The sandbox")
+    );
+
+    let check = std::process::Command::new(wasm_mcp_tests::binary())
+        .args(["check"])
+        .arg(plugins.path().join("notes.wasm"))
+        .output()
+        .unwrap();
+    let report = String::from_utf8(check.stdout).unwrap();
+    assert!(check.status.success(), "{report}");
+    for why in [
+        "NOT SERVED     the manifest's [allow] tools does not list it",
+        "NOT SERVED     the manifest's [deny] prompts has \"*\"",
+        "NOT SERVED     the manifest's [deny] resources has \"notes://note/getting-*\"",
+    ] {
+        assert!(report.contains(why), "{why} in:\n{report}");
+    }
+    assert_eq!(
+        report.matches("NOT SERVED").count(),
+        4,
+        "touch_note, two prompts, one note:\n{report}"
+    );
+}

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use crate::contract::bindings::tools::{self, TaskSupport};
 use crate::contract::wire;
-use crate::manifest::CacheScope;
+use crate::manifest::{CacheScope, EntryKind};
 use crate::plugin::Plugin;
 use crate::protocol::modern::CacheHint;
 use naming::Names;
@@ -121,6 +121,9 @@ impl Catalog {
 
     fn add_tools(&mut self, plugin: &Arc<Plugin>, names: &mut Names) {
         for tool in &plugin.listing.tools {
+            if hidden(plugin, EntryKind::Tool, &tool.name) {
+                continue;
+            }
             let Some(name) = names.claim(plugin, &tool.name) else {
                 continue;
             };
@@ -137,6 +140,9 @@ impl Catalog {
 
     fn add_prompts(&mut self, plugin: &Arc<Plugin>, names: &mut Names) {
         for prompt in &plugin.listing.prompts {
+            if hidden(plugin, EntryKind::Prompt, &prompt.name) {
+                continue;
+            }
             let Some(name) = names.claim(plugin, &prompt.name) else {
                 continue;
             };
@@ -167,7 +173,7 @@ impl Catalog {
 
     fn add_resources(&mut self, plugin: &Arc<Plugin>, naming: &mut Naming) {
         for resource in &plugin.listing.resources {
-            if !naming.resources.take(plugin, &resource.uri) {
+            if hidden(plugin, EntryKind::Resource, &resource.uri) || !naming.resources.take(plugin, &resource.uri) {
                 continue;
             }
             match wire::resource(resource.clone()) {
@@ -187,7 +193,9 @@ impl Catalog {
             }
         }
         for template in &plugin.listing.templates {
-            if !naming.templates.take(plugin, &template.uri_template) {
+            if hidden(plugin, EntryKind::Resource, &template.uri_template)
+                || !naming.templates.take(plugin, &template.uri_template)
+            {
                 continue;
             }
             let entry = UriTemplate::parse(&template.uri_template)
@@ -213,6 +221,8 @@ impl Catalog {
 
     /// The plugin that serves `uri` and how long a read may be cached: the
     /// plugin listing it, else the first whose template matches.
+    /// A URI the operator hides (`[deny] resources`) is served by no
+    /// template either.
     pub fn resource_owner(&self, uri: &str) -> Option<(&Arc<Plugin>, CacheHint)> {
         if let Some(entry) = self.resources.get(uri) {
             return Some((&entry.plugin, entry.cache));
@@ -220,6 +230,7 @@ impl Catalog {
         self.templates
             .values()
             .find(|t| t.matcher.matches(uri))
+            .filter(|t| t.plugin.manifest.hides(EntryKind::Resource, uri).is_none())
             .map(|t| (&t.plugin, t.cache))
     }
 }
@@ -284,6 +295,15 @@ impl Naming {
 
 /// The caching hint the plugin's manifest sets for the resource or template `key`
 /// (its URI or URI template); by default none: `ttlMs` 0, `private`.
+/// Whether the operator does not serve the plugin's entry `name`; said on stderr at debug level.
+fn hidden(plugin: &Plugin, kind: EntryKind, name: &str) -> bool {
+    let why = plugin.manifest.hides(kind, name);
+    if let Some(why) = &why {
+        tracing::debug!(plugin = %plugin.name, name, "not served: the manifest's {why}");
+    }
+    why.is_some()
+}
+
 fn cache_hint(plugin: &Plugin, key: &str) -> CacheHint {
     let settings = plugin.manifest.resources.get(key).cloned().unwrap_or_default();
     CacheHint {

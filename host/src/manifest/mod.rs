@@ -14,7 +14,9 @@ use serde::Deserialize;
 use crate::limits::Limits;
 pub use crate::settings::LimitSettings;
 
+mod exposure;
 mod network;
+pub use exposure::{EntryKind, Patterns};
 pub use network::{HostPattern, IpNet, NetRule, NetworkSettings, PortRange};
 
 /// `base` with what `layer` sets, each value checked; the error names `origin` and the key.
@@ -109,6 +111,12 @@ pub struct Manifest {
     /// Addresses the plugin may connect to.
     #[serde(default)]
     pub network: NetworkSettings,
+    /// When a list is present, only the entries it matches are served.
+    #[serde(default)]
+    pub allow: Patterns,
+    /// Entries never served, whatever `allow` says.
+    #[serde(default)]
+    pub deny: Patterns,
 }
 
 impl Manifest {
@@ -149,6 +157,13 @@ impl Manifest {
 
     fn validate(&self, path: &Path) -> Result<()> {
         let file = path.display();
+        for (section, patterns) in [("allow", &self.allow), ("deny", &self.deny)] {
+            for (key, pattern) in patterns.all() {
+                if let Err(why) = exposure::check(pattern) {
+                    bail!("invalid manifest {file}: [{section}] {key}: {why}");
+                }
+            }
+        }
         if let Some(prefix) = &self.prefix
             && (prefix.is_empty()
                 || !prefix
@@ -184,6 +199,13 @@ impl Manifest {
             }
         }
         Ok(())
+    }
+
+    /// Why the operator does not serve the plugin's `name` (of `kind`), if
+    /// they do not: `[deny]` matches it, or `[allow]` lists that kind and
+    /// does not match it.
+    pub fn hides(&self, kind: EntryKind, name: &str) -> Option<String> {
+        exposure::hidden_by(&self.allow, &self.deny, kind, name)
     }
 
     /// The limits of every call of this plugin, over the host's defaults.

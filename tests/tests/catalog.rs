@@ -180,3 +180,54 @@ fn a_manifest_prefix_overrides_the_naming() {
     assert_eq!(single_text(&plain), "cba");
     server.shutdown();
 }
+
+/// The refusals the misnamed plugin's load must log, one per bad entry.
+const MISNAMED_REFUSALS: [&str; 7] = [
+    "the tool \"\" of plugin misnamed is refused: the name is empty",
+    "the tool \"has space\" of plugin misnamed is refused: the name has characters other than",
+    "the tool \"naïve\" of plugin misnamed is refused",
+    "of plugin misnamed is refused: the name is 129 bytes long, over 128",
+    "the tool \"fine\" of plugin misnamed is refused: plugin misnamed already lists a tool named fine",
+    "the prompt \"greet\" of plugin misnamed is refused: plugin misnamed already lists a prompt named greet",
+    "the prompt \"\" of plugin misnamed is refused: the name is empty",
+];
+
+#[test]
+fn entries_with_invalid_or_repeated_names_are_refused_and_the_rest_of_the_plugin_serves() {
+    let mut server = StdioServer::start(PluginDir::with(&["misnamed", "text-tools"]));
+    server.initialize(json!({}));
+    let (tools, prompts) = listed_names(&mut server);
+    assert!(
+        tools.iter().filter(|t| *t == "fine").count() == 1
+            && !tools
+                .iter()
+                .any(|t| t.is_empty() || t.contains(' ') || !t.is_ascii() || t.len() > 128),
+        "only valid names, once each: {tools:?}"
+    );
+    assert_eq!(prompts.iter().filter(|p| *p == "greet").count(), 1, "{prompts:?}");
+    assert!(!prompts.iter().any(String::is_empty), "{prompts:?}");
+    // The first of a repeated name is the one served.
+    let fine = server.call_tool("fine", json!({})).result().clone();
+    assert_eq!(single_text(&fine), "first fine");
+    let greet = server.request("prompts/get", json!({"name": "greet"})).result().clone();
+    assert_eq!(greet["messages"][0]["content"]["text"], "first greet");
+    // A refused name is not callable.
+    for name in ["", "has space", "naïve"] {
+        let refused = server.call_tool(name, json!({}));
+        assert!(
+            refused.is_error() || refused.result()["isError"] == true,
+            "{name:?} must not be callable"
+        );
+    }
+    // Each refusal is logged once, naming the plugin and the entry.
+    let stderr = server.wait_for_stderr("every refusal", |stderr| {
+        MISNAMED_REFUSALS.iter().all(|needle| stderr.contains(needle))
+    });
+    for needle in MISNAMED_REFUSALS {
+        assert_eq!(stderr.matches(needle).count(), 1, "{needle:?} once in:\n{stderr}");
+    }
+    // The other plugin is untouched.
+    let reversed = server.call_tool("reverse", json!({"text": "abc"})).result().clone();
+    assert_eq!(single_text(&reversed), "cba");
+    server.shutdown();
+}

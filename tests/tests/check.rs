@@ -388,3 +388,32 @@ fn check_of_a_directory_shows_every_plugin_and_the_renames_serving_it_makes() {
     assert_eq!(broken.status.code(), Some(1));
     contains_all(&String::from_utf8_lossy(&broken.stderr), &["broken.wasm does not load"]);
 }
+
+#[test]
+fn check_shows_refused_entries_as_errors_and_exits_1() {
+    let plugins = PluginDir::with(&["misnamed"]);
+    let output = run("check", &plugins.path().join("misnamed.wasm"));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert_eq!(output.status.code(), Some(1), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    contains_all(
+        &stdout,
+        &[
+            "status    loads",
+            "Errors",
+            "x the tool \"\" of plugin misnamed is refused: the name is empty",
+            "x the tool \"has space\" of plugin misnamed is refused",
+            "x the tool \"fine\" of plugin misnamed is refused: plugin misnamed already lists a tool named fine",
+            "x the prompt \"greet\" of plugin misnamed is refused",
+            "tools (1)",
+            "prompts (1)",
+        ],
+    );
+    assert!(stderr.contains("7 entr(ies) refused"), "{stderr}");
+    // The same in a directory.
+    let dir = run("check", plugins.path());
+    assert_eq!(dir.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&dir.stdout).contains("x the tool \"naïve\" of plugin misnamed is refused"));
+}

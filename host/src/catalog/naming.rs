@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::plugin::Plugin;
+use crate::protocol::{name_char, name_problem};
 
 /// An entry served under another name than its own, because another plugin
 /// holds its own name.
@@ -96,7 +97,10 @@ impl Names {
             (Some(prefix), _) => (format!("{prefix}_{name}"), None),
             (None, None) => (name.to_owned(), None),
             (None, Some(holder)) => {
-                let prefix: String = plugin_name.chars().map(|c| if allowed(c) { c } else { '_' }).collect();
+                let prefix: String = plugin_name
+                    .chars()
+                    .map(|c| if name_char(c) { c } else { '_' })
+                    .collect();
                 (format!("{prefix}_{name}"), Some(holder.to_owned()))
             }
         };
@@ -105,8 +109,19 @@ impl Names {
                 plugin = plugin_name,
                 name,
                 holder = other,
-                "{} name {candidate} is served by another plugin too; skipped",
-                self.kind
+                "the {kind} {name} of plugin {plugin_name} is not served: its name {candidate} is plugin {other}'s; \
+                 rename one of the two, or set `prefix` in a manifest",
+                kind = self.kind,
+            );
+            return None;
+        }
+        if let Some(problem) = name_problem(&candidate) {
+            tracing::error!(
+                plugin = plugin_name,
+                name,
+                "the {kind} {name} of plugin {plugin_name} is not served: as {candidate}, {problem}; \
+                 shorten its name or the manifest's prefix",
+                kind = self.kind,
             );
             return None;
         }
@@ -128,8 +143,9 @@ impl Names {
     pub fn take(&mut self, plugin: &Plugin, key: &str) -> bool {
         if let Some(holder) = self.holder(key, &plugin.name) {
             tracing::warn!(
-                plugin = %plugin.name, holder, "{} {key} is served by another plugin already; not served twice",
-                self.kind
+                plugin = %plugin.name, holder,
+                "the {} {key} of plugin {} is not served twice: plugin {holder} serves it already",
+                self.kind, plugin.name
             );
             return false;
         }
@@ -141,9 +157,4 @@ impl Names {
     pub fn into_renames(self) -> Vec<Rename> {
         self.renames
     }
-}
-
-/// Characters MCP allows in a tool name.
-fn allowed(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')
 }

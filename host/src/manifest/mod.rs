@@ -165,10 +165,7 @@ impl Manifest {
             }
         }
         if let Some(prefix) = &self.prefix
-            && (prefix.is_empty()
-                || !prefix
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+            && (prefix.is_empty() || !prefix.chars().all(crate::protocol::name_char))
         {
             bail!("invalid manifest {file}: prefix {prefix:?} may only contain letters, digits, '_', '-' and '.'");
         }

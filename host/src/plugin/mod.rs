@@ -4,6 +4,7 @@
 //! its limits, the outcome).
 
 mod instances;
+mod listing;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -19,6 +20,7 @@ use crate::limits::Limits;
 use crate::manifest::Manifest;
 use crate::sandbox::Grants;
 use instances::Instances;
+pub use listing::Listing;
 
 /// Which interfaces of the contract a component exports, found by looking at it.
 struct Exports {
@@ -26,15 +28,6 @@ struct Exports {
     resources: Option<resources::GuestIndices>,
     prompts: Option<prompts::GuestIndices>,
     completion: Option<completion::GuestIndices>,
-}
-
-/// What a plugin listed when it was loaded.
-#[derive(Default)]
-pub struct Listing {
-    pub tools: Vec<tools::Tool>,
-    pub resources: Vec<resources::Resource>,
-    pub templates: Vec<resources::ResourceTemplate>,
-    pub prompts: Vec<prompts::Prompt>,
 }
 
 /// How a plugin is run, from the host's defaults and its manifest.
@@ -135,6 +128,7 @@ impl Plugin {
             .list()
             .await
             .map_err(|e| anyhow::anyhow!("{}: listing failed: {e}", path.display()))?;
+        plugin.listing.refuse_bad_names(&plugin.name);
         for tool in plugin.manifest.tools.keys() {
             if !plugin.listing.tools.iter().any(|t| &t.name == tool) {
                 tracing::warn!(

@@ -26,6 +26,27 @@ pub fn negotiate_version(requested: Option<&str>) -> &'static str {
         .unwrap_or(LATEST_PROTOCOL_VERSION)
 }
 
+/// The longest tool or prompt name MCP allows (2025-11-25).
+pub const MAX_NAME_LEN: usize = 128;
+
+/// Whether MCP allows `c` in a tool or prompt name: `A-Z a-z 0-9 _ - .`.
+pub fn name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')
+}
+
+/// What is wrong with `name` as a tool or prompt name under the 2025-11-25
+/// rule (1 to 128 of `A-Z a-z 0-9 _ - .`), if anything.
+pub fn name_problem(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("the name is empty".into());
+    }
+    if name.len() > MAX_NAME_LEN {
+        return Some(format!("the name is {} bytes long, over {MAX_NAME_LEN}", name.len()));
+    }
+    let bad: String = name.chars().filter(|c| !name_char(*c)).collect();
+    (!bad.is_empty()).then(|| format!("the name has characters other than A-Z a-z 0-9 _ - . ({bad:?})"))
+}
+
 /// RFC 5424 severities, lowest first, as MCP names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -62,6 +83,16 @@ mod tests {
             } else {
                 prop_assert_eq!(answer, LATEST_PROTOCOL_VERSION);
             }
+        }
+    }
+
+    #[test]
+    fn names_follow_the_2025_11_25_rule() {
+        for good in ["a", "get_weather", "v1.search-docs", &"x".repeat(MAX_NAME_LEN)] {
+            assert_eq!(name_problem(good), None, "{good}");
+        }
+        for bad in ["", "has space", "naïve", "a/b", &"x".repeat(MAX_NAME_LEN + 1)] {
+            assert!(name_problem(bad).is_some(), "{bad}");
         }
     }
 

@@ -37,7 +37,8 @@ pub struct CheckArgs {
 }
 
 /// `check`: the report on stdout; exits 1 with the reason on stderr when a
-/// plugin does not load, and with `--strict` 2 when there are warnings.
+/// plugin does not load or an entry of one is refused, and with `--strict` 2
+/// when there are warnings.
 pub async fn run(args: CheckArgs) -> Result<()> {
     let runtime = PluginRuntime::new(&Settings::default(), None)?;
     let outcome = if args.plugin.is_dir() {
@@ -50,14 +51,20 @@ pub async fn run(args: CheckArgs) -> Result<()> {
             }
             Err(e) => Outcome {
                 failures: vec![(args.plugin.clone(), format!("{e:#}"))],
-                warnings: 0,
+                ..Outcome::default()
             },
         }
     };
     for (path, why) in &outcome.failures {
         eprintln!("wasm-mcp check: {} does not load: {why}", path.display());
     }
-    if !outcome.failures.is_empty() {
+    if outcome.errors > 0 {
+        eprintln!(
+            "wasm-mcp check: {} entr(ies) refused (see Errors above); the rest of each plugin would serve",
+            outcome.errors
+        );
+    }
+    if !outcome.failures.is_empty() || outcome.errors > 0 {
         std::process::exit(1);
     }
     if args.strict && outcome.warnings > 0 {
@@ -71,10 +78,11 @@ pub async fn run(args: CheckArgs) -> Result<()> {
 }
 
 /// What one run of `check` found: the plugins that do not load, and how
-/// many warnings it gave.
+/// many entries were refused and warnings it gave.
 #[derive(Default)]
 struct Outcome {
     failures: Vec<(PathBuf, String)>,
+    errors: usize,
     warnings: usize,
 }
 
@@ -86,12 +94,14 @@ impl Outcome {
                 .map(|why| (inspection.path.clone(), why))
                 .into_iter()
                 .collect(),
+            errors: inspection.errors().len(),
             warnings: inspection.warnings().len(),
         }
     }
 
     fn add(&mut self, other: Outcome) {
         self.failures.extend(other.failures);
+        self.errors += other.errors;
         self.warnings += other.warnings;
     }
 }
@@ -130,6 +140,14 @@ impl Inspection {
         match (&self.manifest, &self.plugin) {
             (Err(e), _) | (_, Err(e)) => Some(e.clone()),
             _ => None,
+        }
+    }
+
+    /// The errors: entries the plugin lists that are refused (it serves the rest).
+    pub fn errors(&self) -> Vec<String> {
+        match &self.plugin {
+            Ok(plugin) => plugin.listing.refused.clone(),
+            Err(_) => Vec::new(),
         }
     }
 
@@ -333,6 +351,7 @@ impl Inspection {
             render_grants(&mut out, manifest, self.plugin.as_ref().ok().map(|p| &p.limits));
         }
 
+        render_section(&mut out, "Errors", "x", &self.errors());
         render_section(&mut out, "Notes", "-", &self.notes());
         render_section(&mut out, "Warnings", "!", &self.warnings());
         out

@@ -1,7 +1,9 @@
 //! Plugin output crossing back into the host: arbitrary WIT values (built
 //! structure-aware from the fuzzer's bytes) and arbitrary JSON text wherever
 //! the host expects JSON, through the conversion code (`contract::wire`), the
-//! tool schema compiler, progress and the readers of the client's answers.
+//! tool schema compiler, progress and log floods under the notification
+//! bounds (caps, rate, the call's budget), and the readers of the client's
+//! answers.
 //! Nothing may panic, and what the host renders for the client has no null
 //! where the MCP schema wants a value.
 #![no_main]
@@ -23,6 +25,7 @@ use wasm_mcp::contract::bindings::types::{
 };
 use wasm_mcp::contract::bindings::{prompts, resources, tools};
 use wasm_mcp::contract::wire;
+use wasm_mcp::limits::NotificationBounds;
 use wasm_mcp::protocol::LogLevel;
 use wasm_mcp_fuzz::{assert_no_null, json_text, json_value};
 
@@ -209,7 +212,13 @@ impl ClientLink for RecordingClient {
             .unwrap()
             .push(json!({ "method": method, "params": params }));
     }
-    fn log(&self, _: LogLevel, _: &str, _: Value) {}
+    fn log(&self, _: LogLevel, _: &str, data: Value, _: usize) -> BoxFuture<'_, ()> {
+        self.0
+            .lock()
+            .unwrap()
+            .push(json!({ "method": "notifications/message", "params": { "data": data } }));
+        Box::pin(std::future::ready(()))
+    }
     fn request(&self, _: &'static str, _: Value) -> BoxFuture<'_, std::result::Result<Value, ClientRequestError>> {
         Box::pin(async { Err(ClientRequestError::TimedOut) })
     }
@@ -332,15 +341,50 @@ fn render(u: &mut Unstructured) -> Result<()> {
             let _ = wire::parse_json(&json_text(u)?, "fuzz");
         }
         _ => {
-            // Progress and log data the plugin reports during a call.
+            // Progress and log data the plugin reports during a call, under
+            // small bounds: floods of both, texts cut anywhere (multi-byte
+            // characters included), the rate and the call's budget.
+            let bounds = NotificationBounds {
+                log_message_bytes: u.int_in_range(1..=64)?,
+                progress_message_bytes: u.int_in_range(1..=64)?,
+                call_bytes: u.int_in_range(1..=512)?,
+                progress_per_sec: u.int_in_range(1..=8)?,
+            };
             let client = Arc::new(RecordingClient::default());
-            let scope = CallScope::new(client.clone(), Some(json!("token")), CancellationToken::new());
-            for _ in 0..u.int_in_range(0..=4)? {
-                scope.progress(u.arbitrary()?, u.arbitrary()?, opt(u, string)?);
+            let scope = CallScope::new(client.clone(), Some(json!("token")), CancellationToken::new(), bounds);
+            let mut last = None;
+            for _ in 0..u.int_in_range(0..=64)? {
+                let (progress, total, message): (f64, Option<f64>, Option<String>) =
+                    (u.arbitrary()?, u.arbitrary()?, opt(u, string)?);
+                if progress.is_finite() && last.is_none_or(|prev| progress > prev) {
+                    last = Some(progress);
+                }
+                scope.progress(progress, total, message);
+                if u.arbitrary()? {
+                    drop(scope.log_text("fuzz", LogLevel::Info, string(u)?));
+                } else {
+                    drop(scope.log_json("fuzz", LogLevel::Info, json_text(u)?));
+                }
             }
-            scope.log("fuzz", LogLevel::Info, json_value(u, 3)?);
-            for sent in client.0.lock().unwrap().iter() {
+            scope.finish("fuzz");
+            let sent = client.0.lock().unwrap();
+            let values: Vec<f64> = sent
+                .iter()
+                .filter(|n| n["method"] == "notifications/progress")
+                .map(|n| n["params"]["progress"].as_f64().expect("a number"))
+                .collect();
+            assert!(
+                values.windows(2).all(|w| w[0] < w[1]),
+                "progress only increases: {values:?}"
+            );
+            assert_eq!(values.last().copied(), last, "the final value arrives");
+            for sent in sent.iter() {
                 assert_no_null(sent, "progress");
+                let text = sent["params"]["message"].as_str().or(sent["params"]["data"].as_str());
+                if let Some(text) = text.filter(|t| t.contains("… [truncated: ")) {
+                    let cap = bounds.log_message_bytes.max(bounds.progress_message_bytes);
+                    assert!(text.find("… [truncated: ").unwrap() <= cap, "cut at the cap: {text}");
+                }
             }
         }
     }

@@ -11,8 +11,56 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::settings;
 pub use crate::settings::Limits;
+use crate::settings::{self, ServerValues, Setting};
+
+/// The bounds on what one call sends toward its client, from the `[server]`
+/// settings: the size of one log message and of one progress message, the
+/// bytes of all its notifications, and its progress rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotificationBounds {
+    pub log_message_bytes: usize,
+    pub progress_message_bytes: usize,
+    pub call_bytes: usize,
+    pub progress_per_sec: u32,
+}
+
+impl NotificationBounds {
+    pub fn of(server: &ServerValues) -> Self {
+        Self {
+            log_message_bytes: server.max_log_message_bytes,
+            progress_message_bytes: server.max_progress_message_bytes,
+            call_bytes: server.max_call_notification_bytes,
+            progress_per_sec: server.max_progress_rate,
+        }
+    }
+}
+
+impl Default for NotificationBounds {
+    fn default() -> Self {
+        Self::of(&ServerValues::default())
+    }
+}
+
+/// `text` cut to at most `max` bytes (on a character boundary), with a
+/// marker saying how much was cut and which `setting` raises the cap; as it
+/// is when it fits.
+pub fn truncated(text: String, max: usize, setting: &Setting) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let mut cut = max;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!(
+        "{}… [truncated: {} of {} bytes shown; raise the cap with {}]",
+        &text[..cut],
+        cut,
+        text.len(),
+        setting.hint()
+    )
+}
 
 impl Limits {
     /// Wall-clock time a call may run.
@@ -69,6 +117,20 @@ fn human_duration(d: Duration) -> String {
         format!("{} s", d.as_secs())
     } else {
         format!("{} ms", d.as_millis())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_cuts_on_a_character_boundary_and_says_so() {
+        let setting = &settings::server::max_log_message_bytes;
+        assert_eq!(truncated("short".into(), 5, setting), "short");
+        let cut = truncated("ééé".into(), 3, setting);
+        assert!(cut.starts_with("é… [truncated: 2 of 6 bytes shown"), "{cut}");
+        assert!(cut.contains("--max-log-message-bytes"), "{cut}");
     }
 }
 

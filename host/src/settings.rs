@@ -297,6 +297,16 @@ settings! {
         max_log_rate: u32 = 100, at_least_one, flag "max-log-rate", value_name = "PER_SEC";
         /// Seconds running calls get to finish when the server shuts down; then they are stopped.
         shutdown_grace_secs: f64 = 10.0, non_negative_secs, flag "shutdown-grace", value_name = "SECS";
+        /// Bytes of notifications a plugin causes (log messages, progress, resource updates, list changes) that one session may hold for a client that has not read them; past it a plugin's log call waits for the client, progress and announcements are coalesced.
+        max_outbound_bytes: usize = 1_048_576, at_least_one, flag "max-outbound-bytes", value_name = "BYTES";
+        /// Bytes of one log message from a plugin (log, log-json, a captured output line); a longer one is truncated with a marker.
+        max_log_message_bytes: usize = 65_536, at_least_one, flag "max-log-message-bytes", value_name = "BYTES";
+        /// Bytes of one progress message from a plugin; a longer one is truncated with a marker.
+        max_progress_message_bytes: usize = 4096, at_least_one, flag "max-progress-message-bytes", value_name = "BYTES";
+        /// Bytes of notifications one plugin call may send in all (log messages and progress); past it its log messages are dropped and counted, and only its latest progress is delivered, before its response.
+        max_call_notification_bytes: usize = 8_388_608, at_least_one, flag "max-call-notification-bytes", value_name = "BYTES";
+        /// Progress notifications one call may send a second (in bursts of as many); the values in between are coalesced into the latest, and the final one always arrives before the response.
+        max_progress_rate: u32 = 100, at_least_one, flag "max-progress-rate", value_name = "PER_SEC";
         /// Resource subscriptions one session may hold; more are refused.
         max_subscriptions: usize = 1000, at_least_one, flag "max-subscriptions", value_name = "N";
         /// Milliseconds a 2026-07-28 client may cache a list of tools, prompts, resources or templates (0 while plugins change).

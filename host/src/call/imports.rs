@@ -144,14 +144,15 @@ impl CallState {
 impl types::Host for CallState {}
 
 impl host::Host for CallState {
+    /// Waits while the client is behind: the plugin's deadline and
+    /// cancellation end the wait (see [`CallScope::log_text`]).
     async fn log(&mut self, level: WitLogLevel, message: String) -> wasmtime::Result<()> {
-        self.scope.log(&self.plugin, log_level(level), Value::String(message));
+        self.scope.log_text(&self.plugin, log_level(level), message).await;
         Ok(())
     }
 
     async fn log_json(&mut self, level: WitLogLevel, data: String) -> wasmtime::Result<()> {
-        let data = serde_json::from_str(&data).unwrap_or(Value::String(data));
-        self.scope.log(&self.plugin, log_level(level), data);
+        self.scope.log_json(&self.plugin, log_level(level), data).await;
         Ok(())
     }
 

@@ -139,13 +139,15 @@ impl Call {
             let text = String::from_utf8_lossy(bytes);
             for line in text.lines().filter(|l| !l.trim().is_empty()) {
                 tracing::info!(plugin = %state.plugin, stream, "{line}");
-                state.scope.log(
-                    &state.plugin,
-                    *level,
-                    serde_json::Value::String(format!("[{stream}] {line}")),
+                // Sent now if the client has room, else dropped and counted.
+                drop(
+                    state
+                        .scope
+                        .log_text(&state.plugin, *level, format!("[{stream}] {line}")),
                 );
             }
         }
+        state.scope.finish(&state.plugin);
         // The last lines of stderr, without Rust's backtrace hint: for a panic,
         // where it happened and its message.
         let stderr = String::from_utf8_lossy(&outputs[1].1);

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use super::mrtr::Exchange;
+use super::outbound::Key;
 use super::{Era, Session};
 use crate::call::{BoxFuture, ChangedLists, ClientLink, ClientRequestError, Question, ask_each};
 use crate::protocol::jsonrpc;
@@ -136,17 +137,31 @@ impl ClientLink for RequestLink {
 
     /// In a session, at the session's level; a modern request sets its own
     /// (none: no log messages at all).
-    fn log(&self, level: LogLevel, logger: &str, data: Value) {
+    fn log(&self, level: LogLevel, logger: &str, data: Value, bytes: usize) -> BoxFuture<'_, ()> {
         match &self.era {
-            Era::Legacy => self.session.plugin_log(level, logger, data, Some(self.request.clone())),
-            Era::Modern(modern) => {
-                if let (true, Some((session, request))) = (
-                    modern.meta.log_level.is_some_and(|wanted| level >= wanted),
-                    self.target(),
-                ) {
-                    session.rated_log(level, logger, data, Some(request));
-                }
-            }
+            Era::Legacy => self
+                .session
+                .plugin_log(level, logger, data, bytes, Some(self.request.clone())),
+            Era::Modern(modern) => match (
+                modern.meta.log_level.is_some_and(|wanted| level >= wanted),
+                self.target(),
+            ) {
+                (true, Some((session, request))) => session.rated_log(level, logger, data, bytes, Some(request)),
+                _ => Box::pin(std::future::ready(())),
+            },
+        }
+    }
+
+    /// The latest progress of the request replaces one the client has not
+    /// been sent yet.
+    fn progress(&self, params: Value) {
+        if let Some((session, request)) = self.target() {
+            session.notify_latest(
+                Key::Progress(request.clone()),
+                "notifications/progress",
+                params,
+                Some(request),
+            );
         }
     }
 

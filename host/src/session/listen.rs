@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::Session;
+use super::outbound::Key;
 use crate::protocol::RequestId;
 use crate::protocol::modern::SUBSCRIPTION_ID;
 use crate::protocol::requests::SubscriptionFilter;
@@ -99,14 +100,20 @@ impl Session {
             None => self.is_initialized(),
         };
         if legacy {
-            self.notify(method, params(), None);
+            let key = Key::About {
+                method: method.to_owned(),
+                subject: uri.map(str::to_owned),
+                stream: None,
+            };
+            self.notify_latest(key, method, params(), None);
         }
         self.tell_listeners(method, uri, params);
     }
 
     /// Sends `method` with the params `params` makes on every listen stream
     /// of this session that asked for it (about `subject`: a resource, a
-    /// task); nothing is made when none did.
+    /// task); nothing is made when none did. While the client is behind, a
+    /// later one about the same subject on the same stream replaces it.
     pub(super) fn tell_listeners(&self, method: &str, subject: Option<&str>, params: impl Fn() -> Value) {
         let streams: Vec<RequestId> = self
             .listens
@@ -120,7 +127,12 @@ impl Session {
         for stream in streams {
             let mut params = params();
             params["_meta"] = json!({ SUBSCRIPTION_ID: stream.to_value() });
-            self.notify(method, params, Some(stream));
+            let key = Key::About {
+                method: method.to_owned(),
+                subject: subject.map(str::to_owned),
+                stream: Some(stream.clone()),
+            };
+            self.notify_latest(key, method, params, Some(stream));
         }
     }
 

@@ -18,6 +18,7 @@ use crate::call::{CallError, CallScope};
 use crate::catalog::{Catalog, pagination};
 use crate::contract::bindings::tools::TaskSupport;
 use crate::contract::bindings::{completion, types};
+use crate::limits::NotificationBounds;
 use crate::protocol::jsonrpc::{INVALID_REQUEST, SERVER_ERROR};
 use crate::protocol::modern::{self, CacheHint};
 use crate::protocol::requests::{CallTool, Complete, CompletionRef, ListKind, Request};
@@ -276,7 +277,12 @@ impl Session {
             request: id.clone(),
             era: era.clone(),
         });
-        Arc::new(CallScope::new(link, progress_token, cancel))
+        Arc::new(CallScope::new(
+            link,
+            progress_token,
+            cancel,
+            NotificationBounds::of(&self.hub.config),
+        ))
     }
 
     /// server/discover: the versions this server speaks and what it offers.

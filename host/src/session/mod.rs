@@ -13,6 +13,7 @@ mod listen;
 mod log_rate;
 mod methods;
 mod mrtr;
+mod outbound;
 mod request_state;
 mod results;
 mod task_extension;
@@ -24,7 +25,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument;
@@ -43,16 +43,9 @@ use client::PendingClientRequests;
 use listen::Listens;
 use log_rate::LogRate;
 use mrtr::ModernRequest;
+use outbound::{Key, Outbound};
 
-/// A message for the client, and the client request it belongs to (if any),
-/// so a transport can deliver it on that request's stream.
-#[derive(Debug)]
-pub struct Outgoing {
-    pub message: Value,
-    pub related_request: Option<RequestId>,
-}
-
-pub type Outbox = mpsc::UnboundedSender<Outgoing>;
+pub use outbound::{Charge, Outbox, Outgoing};
 
 /// The era a request is served in, and what it brings with it.
 #[derive(Debug, Clone)]
@@ -83,7 +76,7 @@ struct State {
 
 pub struct Session {
     hub: Arc<Hub>,
-    outbox: Outbox,
+    outbound: Arc<Outbound>,
     state: Mutex<State>,
     in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
     running: TaskTracker,
@@ -128,7 +121,7 @@ impl Session {
     pub fn new(hub: Arc<Hub>, outbox: Outbox) -> Arc<Self> {
         let session = Arc::new(Self {
             hub: hub.clone(),
-            outbox,
+            outbound: Outbound::new(outbox, hub.config.max_outbound_bytes),
             state: Mutex::new(State {
                 phase: Phase::AwaitingInitialize,
                 protocol_version: crate::protocol::LATEST_PROTOCOL_VERSION,
@@ -374,15 +367,18 @@ impl Session {
             Ok(result) => jsonrpc::response(id, result),
             Err(error) => jsonrpc::error_response(Some(id), &error),
         };
-        self.send(message, Some(id.clone()));
+        self.outbound.respond(id, message);
     }
 
     fn send(&self, message: Value, related_request: Option<RequestId>) {
-        // The transport is gone when this fails; nothing is left to tell.
-        let _ = self.outbox.send(Outgoing {
-            message,
-            related_request,
-        });
+        self.outbound.send(message, related_request);
+    }
+
+    /// Sends `method` with `params` unless a later one with the same `key`
+    /// replaces it while the client is behind (see [`outbound`]).
+    fn notify_latest(&self, key: Key, method: &str, params: Value, related_request: Option<RequestId>) {
+        self.outbound
+            .coalesce(key, jsonrpc::notification(method, params), related_request);
     }
 
     pub fn notify(&self, method: &str, params: Value, related_request: Option<RequestId>) {
@@ -415,24 +411,44 @@ impl Session {
         state.phase == Phase::Initialized && level >= state.log_level
     }
 
-    /// Sends a plugin's log message within the plugin's log rate (see
-    /// [`LogRate`]), at the session's log level.
+    /// Sends a plugin's log message of `bytes` within the plugin's log rate
+    /// (see [`LogRate`]), at the session's log level; what it returns waits
+    /// while the client is behind (see [`outbound`]).
     pub fn plugin_log(
         self: &Arc<Self>,
         level: LogLevel,
         plugin: &str,
         data: Value,
+        bytes: usize,
         related_request: Option<RequestId>,
-    ) {
-        if self.wants_log(level) {
-            self.rated_log(level, plugin, data, related_request);
+    ) -> BoxFuture<'static, ()> {
+        if !self.wants_log(level) {
+            return Box::pin(std::future::ready(()));
         }
+        self.rated_log(level, plugin, data, bytes, related_request)
     }
 
-    /// Sends a plugin's log message within the plugin's log rate, whatever the session's level.
-    fn rated_log(self: &Arc<Self>, level: LogLevel, plugin: &str, data: Value, related_request: Option<RequestId>) {
-        if self.log_rate.admit(plugin, Arc::downgrade(self)) {
-            self.send_log(level, plugin, data, related_request);
+    /// Sends a plugin's log message within the plugin's log rate, whatever
+    /// the session's level; what it returns waits while the client is behind.
+    fn rated_log(
+        self: &Arc<Self>,
+        level: LogLevel,
+        plugin: &str,
+        data: Value,
+        bytes: usize,
+        related_request: Option<RequestId>,
+    ) -> BoxFuture<'static, ()> {
+        if !self.log_rate.admit(plugin, Arc::downgrade(self)) {
+            return Box::pin(std::future::ready(()));
+        }
+        let logger = plugin.to_owned();
+        let message = move || {
+            let params = serde_json::json!({ "level": level, "logger": logger, "data": data });
+            jsonrpc::notification("notifications/message", params)
+        };
+        match self.outbound.log(plugin, bytes, related_request, message) {
+            Some(waiting) => Box::pin(waiting),
+            None => Box::pin(std::future::ready(())),
         }
     }
 
@@ -486,7 +502,7 @@ mod tests {
             any::<i64>().prop_map(|v| json!(v)),
             Just(Value::Null),
         ]) {
-            let (outbox, mut sent) = mpsc::unbounded_channel();
+            let (outbox, mut sent) = tokio::sync::mpsc::unbounded_channel();
             let session = Session::new(
                 Hub::new(Default::default(), crate::state::StateStore::in_memory()).unwrap(),
                 outbox,

@@ -12,6 +12,7 @@ use super::results::{ToolCall, ToolOutcome};
 use crate::call::{BoxFuture, CallScope, ChangedLists, ClientLink, ClientRequestError};
 use crate::catalog::pagination;
 use crate::contract::bindings::tools::TaskSupport;
+use crate::limits::NotificationBounds;
 use crate::protocol::requests::ListKind;
 use crate::protocol::{LogLevel, RpcError};
 use crate::tasks::{RELATED_TASK, Status, Task};
@@ -38,7 +39,12 @@ impl Session {
             session: self.clone(),
             task: task.clone(),
         });
-        let scope = Arc::new(CallScope::new(link, progress_token, task.cancel.clone()));
+        let scope = Arc::new(CallScope::new(
+            link,
+            progress_token,
+            task.cancel.clone(),
+            NotificationBounds::of(&self.hub.config),
+        ));
         let session = self.clone();
         let running = task.clone();
         self.running.spawn(async move {
@@ -129,8 +135,8 @@ impl ClientLink for TaskLink {
         self.session.notify(method, params, None);
     }
 
-    fn log(&self, level: LogLevel, logger: &str, data: Value) {
-        self.session.plugin_log(level, logger, data, None);
+    fn log(&self, level: LogLevel, logger: &str, data: Value, bytes: usize) -> BoxFuture<'_, ()> {
+        self.session.plugin_log(level, logger, data, bytes, None)
     }
 
     fn request(&self, method: &'static str, mut params: Value) -> BoxFuture<'_, Result<Value, ClientRequestError>> {

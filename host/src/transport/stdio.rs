@@ -12,6 +12,8 @@
 //! answers without end: once `max_pending_requests` messages wait to be
 //! written (counting lines read since the writer last looked, each of which
 //! may be answered), the reader stops reading stdin until the writer catches up.
+//! What a message counts against the session's outbound bound is released
+//! once it is written, so a plugin flooding a client that does not read waits.
 
 use std::io::{BufRead, Write};
 use std::sync::{Arc, Condvar, Mutex, Weak};
@@ -193,6 +195,9 @@ fn read_line(reader: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> std::i
 fn write_messages(mut outgoing: mpsc::UnboundedReceiver<Outgoing>, backlog: &Backlog) {
     let mut stdout = std::io::stdout().lock();
     let mut batch = Vec::with_capacity(4096);
+    // What the batch's messages count against the session's outbound bound,
+    // released once they are written.
+    let mut charges = Vec::new();
     backlog.idle();
     while let Some(out) = outgoing.blocking_recv() {
         batch.clear();
@@ -200,6 +205,7 @@ fn write_messages(mut outgoing: mpsc::UnboundedReceiver<Outgoing>, backlog: &Bac
         while let Some(out) = next {
             serde_json::to_writer(&mut batch, &out.message).expect("a JSON value serializes");
             batch.push(b'\n');
+            charges.extend(out.charge);
             next = if batch.len() < WRITE_BATCH_BYTES {
                 outgoing.try_recv().ok()
             } else {
@@ -208,6 +214,7 @@ fn write_messages(mut outgoing: mpsc::UnboundedReceiver<Outgoing>, backlog: &Bac
         }
         backlog.writing(outgoing.len());
         let written = stdout.write_all(&batch).and_then(|()| stdout.flush());
+        charges.clear();
         backlog.idle();
         if written.is_err() {
             break;

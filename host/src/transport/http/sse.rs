@@ -43,7 +43,10 @@ fn message_event(item: &Item) -> Bytes {
 impl<G: Send + 'static> Writer<G> {
     fn deliver(&mut self, item: Item) -> Bytes {
         self.done = item.last;
-        message_event(&item)
+        let event = message_event(&item);
+        // Written, as far as the session's outbound bound is concerned.
+        drop(item.charge);
+        event
     }
 
     /// Ends the connection, not the stream: the client polls back for the rest.

@@ -9,6 +9,11 @@
 //! outlives its connections: when one drops (or the server closes it to make
 //! the client poll), the client reconnects with GET + `Last-Event-ID` and gets
 //! what it missed, up to the response that ends the stream.
+//!
+//! A message's charge against the session's outbound bound travels with it to
+//! the connection reading its stream, and is released once the connection
+//! writes it; with no connection reading, at once (the message waits in the
+//! replay buffer, which is bounded in events and in bytes).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -16,11 +21,14 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::protocol::RequestId;
-use crate::session::Outgoing;
+use crate::session::{Charge, Outgoing};
 
 /// Events kept per stream for replay, and queued per connection. A client
 /// that falls further behind is disconnected and resumes from the buffer.
 const STREAM_BUFFER: usize = 1024;
+/// Bytes of events kept per stream for replay: older ones are let go (the
+/// newest is always kept, so a stream's response is never lost).
+const STREAM_REPLAY_BYTES: usize = 4 << 20;
 /// Finished streams kept per session for a client that lost the end of one
 /// (a connection can drop just as the response is written), newest first,
 /// up to this many and this many bytes.
@@ -36,6 +44,8 @@ pub struct Item {
     pub data: Arc<str>,
     /// The response that ends a request's stream.
     pub last: bool,
+    /// What it counts against the session's outbound bound, released once written.
+    pub charge: Option<Charge>,
 }
 
 /// The reading end of a connection to one stream.
@@ -97,6 +107,7 @@ impl Stream {
                 id: event_id(number, *seq),
                 data: data.clone(),
                 last: self.finished && *seq == last_seq,
+                charge: None,
             };
             // Cannot fail: the channel holds as many events as the buffer.
             let _ = sender.try_send(item);
@@ -107,13 +118,15 @@ impl Stream {
         receiver
     }
 
-    /// Appends an event and hands it to the connected reader, if any.
-    fn push(&mut self, number: u64, data: Arc<str>, last: bool) {
+    /// Appends an event and hands it to the connected reader, if any, with
+    /// its charge (dropped at once when none reads).
+    fn push(&mut self, number: u64, data: Arc<str>, last: bool, charge: Option<Charge>) {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.bytes += data.len();
         self.events.push_back((seq, data.clone()));
-        if self.events.len() > STREAM_BUFFER
+        while (self.events.len() > STREAM_BUFFER || self.bytes > STREAM_REPLAY_BYTES)
+            && self.events.len() > 1
             && let Some((_, old)) = self.events.pop_front()
         {
             self.bytes -= old.len();
@@ -124,6 +137,7 @@ impl Stream {
                 id: event_id(number, seq),
                 data,
                 last,
+                charge,
             };
             if connection.try_send(item).is_err() {
                 // Gone, or too far behind: it resumes from the buffer.
@@ -180,9 +194,9 @@ impl Registry {
         }
     }
 
-    fn standalone(&mut self, data: Arc<str>) {
+    fn standalone(&mut self, data: Arc<str>, charge: Option<Charge>) {
         if let Some(stream) = self.streams.get_mut(&STANDALONE) {
-            stream.push(STANDALONE, data, false);
+            stream.push(STANDALONE, data, false, charge);
         }
     }
 }
@@ -255,7 +269,7 @@ impl Streams {
             return;
         }
         let Some(request) = out.related_request else {
-            return registry.standalone(data);
+            return registry.standalone(data, out.charge);
         };
         let route = if is_response {
             registry.routes.remove(&request)
@@ -270,7 +284,7 @@ impl Streams {
                 let Some(stream) = registry.streams.get_mut(&number) else {
                     return;
                 };
-                stream.push(number, data, is_response);
+                stream.push(number, data, is_response, out.charge);
                 if is_response {
                     registry.retain_finished(number);
                 }
@@ -280,7 +294,7 @@ impl Streams {
             }
             // The request's stream is gone: its messages are still worth
             // delivering, its response has nowhere to go.
-            None if !is_response => registry.standalone(data),
+            None if !is_response => registry.standalone(data, out.charge),
             None => tracing::debug!(%request, "dropping a response with no stream to carry it"),
         }
     }
@@ -315,10 +329,7 @@ mod tests {
     }
 
     fn out(message: serde_json::Value, related: Option<i64>) -> Outgoing {
-        Outgoing {
-            message,
-            related_request: related.map(id),
-        }
+        Outgoing::new(message, related.map(id))
     }
 
     fn drain(connection: &mut Connection) -> Vec<(String, bool)> {

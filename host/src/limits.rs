@@ -85,6 +85,15 @@ pub enum LimitHit {
     Fuel(u64),
     Deadline(Duration),
     Memory(usize),
+    /// A call needs `needed` MiB of linear memory in all, more than the
+    /// host's budget of `budget` MiB for every call at once.
+    HostMemory {
+        needed: usize,
+        budget: usize,
+    },
+    /// The host's memory budget is held by running calls (an instance made
+    /// ahead does not wait for it).
+    HostMemoryBusy,
     Output(usize),
 }
 
@@ -98,6 +107,13 @@ impl fmt::Display for LimitHit {
             LimitHit::Memory(bytes) => {
                 write!(f, "stopped at its memory limit of {}", human_bytes(*bytes))
             }
+            LimitHit::HostMemory { needed, budget } => write!(
+                f,
+                "stopped: it needs {needed} MiB of linear memory, more than the {budget} MiB all calls running at \
+                 once may hold (raise it with {})",
+                settings::server::max_total_memory_mib.hint()
+            ),
+            LimitHit::HostMemoryBusy => write!(f, "the host's memory budget is held by running calls"),
             LimitHit::Output(bytes) => {
                 write!(
                     f,

@@ -281,6 +281,8 @@ settings! {
         client_timeout_secs: f64 = 300.0, positive_secs, flag "client-timeout", value_name = "SECS";
         /// Plugin calls running at once across all plugins; more wait their turn.
         max_concurrent_calls: u32 = 64, at_least_one, flag "max-concurrent-calls", value_name = "N";
+        /// MiB of linear memory all plugin calls running at once may hold; a call that needs more waits for others to finish, one that alone needs more fails [default: half the machine's memory]
+        max_total_memory_mib: usize = none, at_least_one, flag "max-total-memory-mib", value_name = "MIB";
         /// The longest a task and its result are kept, whatever ttl the client asks for, in seconds.
         max_task_ttl_secs: u64 = 86_400, whole_secs, flag "max-task-ttl", value_name = "SECS";
         /// Ping the client every SECS seconds to check it still answers [default: never]

@@ -496,3 +496,40 @@ fn the_logged_fuel_of_a_tool_with_its_own_fuel_limit_is_what_it_used() {
     );
     server.shutdown();
 }
+
+#[test]
+fn calls_share_the_host_memory_budget_the_next_waits_its_turn_and_one_over_it_fails_clearly() {
+    let mut server = StdioServer::start_with_args(PluginDir::with(&["flood"]), &["--max-total-memory-mib", "100"]);
+    server.initialize(json!({}));
+    server.request("logging/setLevel", json!({"level": "info"}));
+    // One call that alone needs more than the whole budget fails, naming the setting.
+    let over = tool_error_text(server.call_tool("hold", json!({"mb": 150, "ms": 0})).result());
+    for needle in [
+        "more than the 100 MiB all calls running at once may hold",
+        "--max-total-memory-mib",
+        "max_total_memory_mib under [server]",
+    ] {
+        assert!(over.contains(needle), "{needle:?} in {over:?}");
+    }
+    // A call holds 60 MiB for a while; a second that needs 60 MiB more waits
+    // for it, though it would hold its own for no time at all.
+    let long = server.start_request(
+        "tools/call",
+        json!({"name": "hold", "arguments": {"mb": 60, "ms": 1500}}),
+    );
+    server.wait_for_notification("the first call holds its memory", |n| {
+        n["params"]["data"] == "holding 60 MiB"
+    });
+    let short = server.start_request("tools/call", json!({"name": "hold", "arguments": {"mb": 60, "ms": 0}}));
+    let short_answer = server.wait_response(&short, "tools/call").result().clone();
+    assert_eq!(single_text(&short_answer), "held 60 MiB for 0 ms");
+    assert!(
+        server.has_response_for(&long),
+        "the second call waited for the first to give its memory back"
+    );
+    tool_ok(server.wait_response(&long, "tools/call").result());
+    // Within the budget, calls go on as usual.
+    let echo = server.call_tool("echo", json!({"text": "still here"})).result().clone();
+    assert_eq!(single_text(&echo), "still here");
+    server.shutdown();
+}

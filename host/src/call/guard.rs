@@ -7,13 +7,14 @@
 //! | deadline | [`Guard::run`]: the call yields every [`FUEL_YIELD_INTERVAL`] of fuel (and in every host wait), and is ended once its time is up |
 //! | cancellation | [`Guard::run`], at the same points |
 //! | memory | [`MemoryMeter`], the store's resource limiter |
+//! | memory of all calls at once | [`MemoryMeter`], against the host's [`MemoryBudget`]: growing waits for room |
 //! | output size | [`within_output_limit`], on the rendered result |
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use wasmtime::{ResourceLimiter, Store};
+use wasmtime::{ResourceLimiterAsync, Store};
 
 use super::outcome::{CallError, Cancelled};
 use super::scope::CallScope;
@@ -100,30 +101,106 @@ fn due(started: Instant, deadline: Duration, scope: &CallScope) -> Instant {
     started + deadline + scope.time_waiting_on_client()
 }
 
-/// Enforces the memory cap and records the peak, for the call's usage log.
+/// The linear memory every call running at once may hold, in MiB, shared
+/// by every plugin; a call takes its share as its memories grow and gives it
+/// back when it ends.
+pub struct MemoryBudget {
+    mib: usize,
+    available: Arc<Semaphore>,
+}
+
+impl MemoryBudget {
+    pub fn new(mib: usize) -> Arc<Self> {
+        Arc::new(Self {
+            mib,
+            available: Arc::new(Semaphore::new(mib)),
+        })
+    }
+
+    /// `more` MiB for a call that will then hold `total` MiB: at once, or,
+    /// if `waits`, once other calls have given enough back.
+    async fn take(&self, total: usize, more: u32, waits: bool) -> Result<OwnedSemaphorePermit, LimitHit> {
+        if total > self.mib {
+            return Err(LimitHit::HostMemory {
+                needed: total,
+                budget: self.mib,
+            });
+        }
+        match self.available.clone().try_acquire_many_owned(more) {
+            Ok(permit) => Ok(permit),
+            Err(_) if !waits => Err(LimitHit::HostMemoryBusy),
+            Err(_) => Ok(self
+                .available
+                .clone()
+                .acquire_many_owned(more)
+                .await
+                .expect("the budget is never closed")),
+        }
+    }
+}
+
+/// Enforces the memory cap and the host's budget, and records the peak, for
+/// the call's usage log.
 pub struct MemoryMeter {
     /// Bytes one linear memory may grow to.
     pub cap: usize,
     /// The largest size a linear memory grew to.
     pub peak: usize,
+    /// Whether growing waits for the host's budget (a call), or fails at
+    /// once when it has no room (an instance made ahead).
+    pub waits: bool,
+    budget: Arc<MemoryBudget>,
+    /// Bytes of all the store's memories, and the MiB of the budget held for them.
+    bytes: usize,
+    held: Option<OwnedSemaphorePermit>,
 }
 
 impl MemoryMeter {
-    pub fn new(cap: usize) -> Self {
-        Self { cap, peak: 0 }
+    pub fn new(cap: usize, budget: Arc<MemoryBudget>, waits: bool) -> Self {
+        Self {
+            cap,
+            peak: 0,
+            waits,
+            budget,
+            bytes: 0,
+            held: None,
+        }
     }
 }
 
-impl ResourceLimiter for MemoryMeter {
-    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+#[async_trait::async_trait]
+impl ResourceLimiterAsync for MemoryMeter {
+    async fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         if desired > self.cap {
             return Err(LimitHit::Memory(self.cap).into());
         }
+        let bytes = self.bytes + desired.saturating_sub(current);
+        let mib = bytes.div_ceil(1 << 20);
+        let held = self.held.as_ref().map_or(0, |permit| permit.num_permits());
+        if mib > held {
+            let more = u32::try_from(mib - held).unwrap_or(u32::MAX);
+            let permit = self.budget.take(mib, more, self.waits).await?;
+            match &mut self.held {
+                Some(holding) => holding.merge(permit),
+                None => self.held = Some(permit),
+            }
+        }
+        self.bytes = bytes;
         self.peak = self.peak.max(desired);
         Ok(true)
     }
 
-    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    async fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         Ok(desired <= 1_000_000)
     }
 }

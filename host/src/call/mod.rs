@@ -15,7 +15,7 @@ use std::sync::Arc;
 use wasmtime::Store;
 use wasmtime::component::{Instance, InstancePre};
 
-pub use guard::{FUEL_YIELD_INTERVAL, Guard, MemoryMeter, Turn, within_output_limit};
+pub use guard::{FUEL_YIELD_INTERVAL, Guard, MemoryBudget, MemoryMeter, Turn, within_output_limit};
 pub use outcome::{CallError, Cancelled};
 pub use scope::{BoxFuture, CallScope, ChangedLists, ClientLink, ClientRequestError, NoClient, Question, ask_each};
 pub use state::CallState;
@@ -42,18 +42,20 @@ pub struct Call {
 impl Call {
     /// Instantiates `pre`, a version of `plugin`, in the sandbox of `grants`
     /// for a call serving `scope` under `limits` (instantiating runs the
-    /// component's start functions, which the limits bound like any call).
+    /// component's start functions, which the limits bound like any call);
+    /// its memory counts against `memory` (see [`MemoryMeter`]).
     pub async fn instantiate(
         pre: &InstancePre<CallState>,
         plugin: Arc<str>,
         grants: &Grants,
         scope: Arc<CallScope>,
         limits: &Limits,
+        memory: MemoryMeter,
     ) -> Result<Call, CallError> {
-        let (state, output) = CallState::new(plugin, grants, scope.clone(), limits.memory_bytes())
+        let (state, output) = CallState::new(plugin, grants, scope.clone(), memory)
             .map_err(|e| CallError::Crashed(format!("cannot set up its sandbox: {e:#}")))?;
         let mut store = Store::new(pre.engine(), state);
-        store.limiter(|state| &mut state.memory);
+        store.limiter_async(|state| &mut state.memory);
         store
             .fuel_async_yield_interval(Some(FUEL_YIELD_INTERVAL))
             .map_err(|e| CallError::Crashed(e.to_string()))?;
@@ -82,6 +84,7 @@ impl Call {
         let state = self.store.data_mut();
         state.scope = scope.clone();
         state.memory.cap = limits.memory_bytes();
+        state.memory.waits = true;
         self.guard = Guard::arm(&mut self.store, scope, limits)?;
         self.store
             .data_mut()

@@ -29,19 +29,19 @@ pub struct CallState {
 
 impl CallState {
     /// The state of a call of `plugin` in the sandbox of `grants`, serving
-    /// `scope` with `memory_bytes` of linear memory; and the buffers its
-    /// stdout and stderr write to.
+    /// `scope` with its linear memory metered by `memory`; and the buffers
+    /// its stdout and stderr write to.
     pub fn new(
         plugin: Arc<str>,
         grants: &Grants,
         scope: Arc<CallScope>,
-        memory_bytes: usize,
+        memory: MemoryMeter,
     ) -> anyhow::Result<(Self, CapturedOutput)> {
         let (wasi, output) = grants.wasi_context()?;
         let state = Self {
             wasi,
             table: ResourceTable::new(),
-            memory: MemoryMeter::new(memory_bytes),
+            memory,
             scope,
             plugin,
             network: grants.network(),

@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use wasmtime::component::InstancePre;
 
-use crate::call::{Call, CallError, CallScope, CallState};
-use crate::limits::Limits;
+use crate::call::{Call, CallError, CallScope, CallState, MemoryBudget, MemoryMeter};
+use crate::limits::{LimitHit, Limits};
 use crate::sandbox::Grants;
 
 /// A spare instance and its place among the host's spares.
@@ -34,6 +34,8 @@ pub struct Instances {
     no_spares: AtomicBool,
     /// Spares the host keeps at once, shared by every plugin.
     spare_slots: Arc<Semaphore>,
+    /// The linear memory of every call at once, shared by every plugin.
+    memory: Arc<MemoryBudget>,
     /// The scope a spare is made in: no request yet.
     no_request: Arc<CallScope>,
 }
@@ -45,6 +47,7 @@ impl Instances {
         plugin: Arc<str>,
         limits: Limits,
         spare_slots: Arc<Semaphore>,
+        memory: Arc<MemoryBudget>,
     ) -> Self {
         Self {
             pre,
@@ -55,6 +58,7 @@ impl Instances {
             making: AtomicBool::new(false),
             no_spares: AtomicBool::new(false),
             spare_slots,
+            memory,
             no_request: Arc::new(CallScope::detached()),
         }
     }
@@ -70,14 +74,16 @@ impl Instances {
             }
         };
         let Some(Spare { mut call, .. }) = spare else {
-            return self.instantiate(scope, limits).await;
+            return self.instantiate(scope, limits, true).await;
         };
         call.rearm(scope, limits)?;
         Ok(call)
     }
 
-    async fn instantiate(&self, scope: Arc<CallScope>, limits: &Limits) -> Result<Call, CallError> {
-        Call::instantiate(&self.pre, self.plugin.clone(), &self.grants, scope, limits).await
+    /// A new instance; its memory waits for the host's budget if `waits`.
+    async fn instantiate(&self, scope: Arc<CallScope>, limits: &Limits, waits: bool) -> Result<Call, CallError> {
+        let memory = MemoryMeter::new(limits.memory_bytes(), self.memory.clone(), waits);
+        Call::instantiate(&self.pre, self.plugin.clone(), &self.grants, scope, limits, memory).await
     }
 
     /// Drops a finished call (its instance and its turn) and makes a spare if
@@ -98,8 +104,10 @@ impl Instances {
             return;
         }
         if let Ok(slot) = self.spare_slots.clone().try_acquire_owned() {
-            match self.instantiate(self.no_request.clone(), &self.limits).await {
+            // Made only while the host's memory budget has room: running calls come first.
+            match self.instantiate(self.no_request.clone(), &self.limits, false).await {
                 Ok(call) => *self.spare.lock().unwrap() = Some(Spare { call, _slot: slot }),
+                Err(CallError::Limit(LimitHit::HostMemoryBusy)) => {}
                 Err(error) => {
                     tracing::debug!(plugin = %self.plugin, %error, "no instance is made ahead for this plugin");
                     self.no_spares.store(true, Ordering::Relaxed);

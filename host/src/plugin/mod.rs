@@ -14,7 +14,7 @@ use anyhow::{Result, bail};
 use tokio::sync::Semaphore;
 use wasmtime::component::{Component, Linker};
 
-use crate::call::{Call, CallError, CallScope, CallState, Turn};
+use crate::call::{Call, CallError, CallScope, CallState, MemoryBudget, Turn};
 use crate::contract::bindings::{completion, prompts, resources, tools, types};
 use crate::limits::Limits;
 use crate::manifest::Manifest;
@@ -41,6 +41,8 @@ pub struct PluginSettings {
     pub host_calls: Arc<Semaphore>,
     /// Instances made ahead of calls that the host keeps at once, shared by every plugin.
     pub spare_slots: Arc<Semaphore>,
+    /// The linear memory of every call at once, shared by every plugin.
+    pub memory: Arc<MemoryBudget>,
 }
 
 /// One loaded, validated version of a plugin.
@@ -111,6 +113,7 @@ impl Plugin {
             name.clone(),
             settings.limits.clone(),
             settings.spare_slots,
+            settings.memory,
         );
         let mut plugin = Plugin {
             name,

@@ -1,7 +1,7 @@
 //! The process's plugin runtime: the one wasmtime engine, the linker with
 //! every host import, the compiled-code cache, and the slots every plugin's
-//! calls share (calls running at once, instances made ahead). It loads plugin
-//! files into [`Plugin`] versions.
+//! calls share (calls running at once, instances made ahead, the memory of
+//! every call at once). It loads plugin files into [`Plugin`] versions.
 
 pub mod cache;
 mod engine;
@@ -13,7 +13,7 @@ use anyhow::{Context, Result, bail};
 use tokio::sync::Semaphore;
 use wasmtime::component::{HasSelf, Linker};
 
-use crate::call::CallState;
+use crate::call::{CallState, MemoryBudget};
 use crate::config::Settings;
 use crate::contract::bindings;
 use crate::limits::Limits;
@@ -37,6 +37,7 @@ pub struct PluginRuntime {
     /// Calls running at once across every plugin.
     host_calls: Arc<Semaphore>,
     spare_slots: Arc<Semaphore>,
+    memory: Arc<MemoryBudget>,
 }
 
 impl PluginRuntime {
@@ -63,6 +64,12 @@ impl PluginRuntime {
             limits: settings.limits.clone(),
             host_calls: Arc::new(Semaphore::new(max_calls as usize)),
             spare_slots: Arc::new(Semaphore::new(SPARE_INSTANCES as usize)),
+            memory: MemoryBudget::new(
+                settings
+                    .server
+                    .max_total_memory_mib
+                    .unwrap_or_else(half_the_machines_memory_mib),
+            ),
         })
     }
 
@@ -91,10 +98,29 @@ impl PluginRuntime {
             limits: manifest.plugin_limits(&self.limits)?,
             host_calls: self.host_calls.clone(),
             spare_slots: self.spare_slots.clone(),
+            memory: self.memory.clone(),
             manifest,
         };
         Plugin::load(&self.linker, &name, path, component, settings).await
     }
+}
+
+/// The default memory budget of all calls at once: half the machine's
+/// memory (`MemTotal` in `/proc/meminfo`), or 4 GiB where that cannot be read.
+fn half_the_machines_memory_mib() -> usize {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| {
+            let kib: usize = info
+                .lines()
+                .find_map(|line| line.strip_prefix("MemTotal:"))?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()?;
+            Some((kib >> 11).max(1))
+        })
+        .unwrap_or(4096)
 }
 
 /// Components start with the wasm magic and layer 1 (core modules have layer 0).

@@ -95,12 +95,14 @@ struct HoldArgs {
     ms: u64,
 }
 
-/// Allocates `mb` MiB, touches every page, holds them `ms` milliseconds.
+/// Allocates `mb` MiB, touches every page, logs "holding <mb> MiB", and
+/// holds them `ms` milliseconds.
 fn hold(args: HoldArgs) -> String {
     let mut block = vec![0u8; (args.mb as usize) << 20];
     for page in block.chunks_mut(4096) {
         page[0] = 1;
     }
+    host::log(LogLevel::Info, &format!("holding {} MiB", args.mb));
     sleep(Duration::from_millis(args.ms));
     black_box(&block);
     format!("held {} MiB for {} ms", args.mb, args.ms)

@@ -4,8 +4,10 @@
 //! `SOAK_STDIO_SERVERS` stdio servers (default 2), each one client with
 //! several workers, and one Streamable HTTP server with `SOAK_HTTP_CLIENTS`
 //! sessions (default 6). They call tools, create tasks and cancel them,
-//! cancel requests, subscribe and unsubscribe, while a plugin in the served
-//! directory is replaced, corrupted, deleted and restored.
+//! cancel requests, subscribe and unsubscribe, and set off floods from a
+//! plugin (log messages of 256 KiB, tens of thousands of progress
+//! notifications and resource updates in one call), while a plugin in the
+//! served directory is replaced, corrupted, deleted and restored.
 //!
 //! It checks that every request gets exactly one response (none or one when
 //! it was cancelled), that every response carries its own request's id and
@@ -372,10 +374,39 @@ impl Worker {
         }
     }
 
+    /// One flood from the flood plugin: its call must answer as usual, the
+    /// floods bounded on the way (the memory check sees that they are).
+    fn flood(&mut self) {
+        let (tool, arguments, answer) = match fastrand::u8(0..3) {
+            0 => (
+                "flood_log_flood",
+                json!({"count": 40, "bytes": 256 << 10}),
+                "logged 40 messages of 262144 bytes",
+            ),
+            1 => ("flood_progress_flood", json!({"count": 20_000}), "sent 20000 progress"),
+            _ => (
+                "flood_updates_flood",
+                json!({"count": 5_000, "uris": 8}),
+                "announced 5000 updates",
+            ),
+        };
+        let params = json!({"name": tool, "arguments": arguments, "_meta": {"progressToken": self.next + 1}});
+        if let Some(message) = self.call("tools/call", params, None)
+            && let Some(result) = self.expect_result(tool, &message)
+        {
+            let text = result.pointer("/content/0/text").and_then(Value::as_str);
+            if text != Some(answer) {
+                self.tally
+                    .violation(format!("{}: {tool} answered {result:.300}", self.name));
+            }
+        }
+    }
+
     fn run(mut self, until: Instant) {
         while Instant::now() < until {
             match fastrand::u8(0..100) {
-                0..25 => self.echo(),
+                0..3 => self.flood(),
+                3..25 => self.echo(),
                 25..40 => self.sleep_call(),
                 40..50 => self.cancelled_call(),
                 50..58 => self.churned_call(),
@@ -459,8 +490,10 @@ fn main() {
         warm_up.as_secs()
     );
 
-    let plugins = PluginDir::with(&["raw-echo", "spinner"]);
+    let plugins = PluginDir::with(&["raw-echo", "spinner", "flood"]);
     plugins.add_file("spinner.toml", SPINNER_MANIFEST);
+    // Its tools as flood_*: its echo leaves raw-echo's its name.
+    plugins.add_file("flood.toml", b"prefix = \"flood\"\n");
     plugins.add_plugin_as("versioned-v1", "churn");
     let cache = tempfile::tempdir().expect("a cache directory");
     let tally = Arc::new(Tally::default());

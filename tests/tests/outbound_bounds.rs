@@ -366,3 +366,64 @@ fn a_stalled_http_session_neither_grows_the_host_nor_slows_another_session() {
         "RSS grew from {before} MiB to {peak} MiB (bound: +{RSS_GROWTH_BOUND_MIB} MiB)"
     );
 }
+
+#[test]
+fn resource_updates_and_list_changes_to_a_stalled_stdio_client_are_coalesced() {
+    let (mut server, mut stdout) = RawServer::start(&[]);
+    for n in 0..4 {
+        server.send(&json!({"jsonrpc": "2.0", "id": 10 + n, "method": "resources/subscribe",
+            "params": {"uri": format!("flood://r/{n}")}}));
+    }
+    let mut line = String::new();
+    while !line.contains("\"id\":13") {
+        line.clear();
+        stdout.read_line(&mut line).unwrap();
+    }
+    let before = rss_kib(server.pid()) >> 10;
+    // Nothing is read while the plugin announces 100 000 updates over 4 URIs
+    // and says 100 000 times that its lists changed.
+    server.call(1, "updates_flood", json!({"count": 100_000, "uris": 4}), json!({}));
+    server.call(2, "relist_flood", json!({"count": 100_000}), json!({}));
+    let (_, peak) = sample_rss(server.pid(), Duration::from_secs(4));
+    let lines = read_all(stdout);
+    let mut seen = until_response(&lines, 1);
+    if !seen.iter().any(|l| l.message["id"] == 2) {
+        seen.extend(until_response(&lines, 2));
+    }
+    // The last announcements, held while the client was not reading, follow.
+    while let Ok(line) = lines.recv_timeout(Duration::from_millis(500)) {
+        seen.push(line);
+    }
+    let after = rss_kib(server.pid()) >> 10;
+    let count = |method: &str| seen.iter().filter(|l| l.message["method"] == method).count();
+    let (updates, tools_changed) = (
+        count("notifications/resources/updated"),
+        count("notifications/tools/list_changed"),
+    );
+    let wire: usize = seen.iter().map(|l| l.bytes).sum();
+    eprintln!(
+        "100 000 updates and 100 000 list changes to a stalled stdio client: RSS {before} MiB before, {peak} MiB \
+         peak, {after} MiB after; {updates} updates and {tools_changed} tools/list_changed delivered, {wire} bytes \
+         on the wire"
+    );
+    assert_eq!(
+        text(&seen.iter().find(|l| l.message["id"] == 1).unwrap().message),
+        "announced 100000 updates"
+    );
+    assert!(text(&seen.iter().find(|l| l.message["id"] == 2).unwrap().message).starts_with("said its lists changed"));
+    // What fits the session's 1 MiB bound, then one per URI.
+    assert!(updates < 100_000 / 4, "{updates} of 100 000 updates delivered");
+    for n in 0..4 {
+        let uri = format!("flood://r/{n}");
+        assert!(
+            seen.iter().any(|l| l.message["params"]["uri"] == uri.as_str()),
+            "the latest update of {uri} arrives"
+        );
+    }
+    assert!(
+        tools_changed >= 1 && tools_changed < 100,
+        "{tools_changed} tools/list_changed"
+    );
+    assert!(wire < 4 << 20, "{wire} bytes on the wire");
+    assert!(peak < before + RSS_GROWTH_BOUND_MIB, "RSS {before} -> {peak} MiB");
+}

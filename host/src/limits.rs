@@ -136,6 +136,14 @@ fn human_duration(d: Duration) -> String {
     }
 }
 
+fn human_bytes(bytes: usize) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,13 +155,5 @@ mod tests {
         let cut = truncated("ééé".into(), 3, setting);
         assert!(cut.starts_with("é… [truncated: 2 of 6 bytes shown"), "{cut}");
         assert!(cut.contains("--max-log-message-bytes"), "{cut}");
-    }
-}
-
-fn human_bytes(bytes: usize) -> String {
-    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
-        format!("{} MiB", bytes >> 20)
-    } else {
-        format!("{bytes} bytes")
     }
 }

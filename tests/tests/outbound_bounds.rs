@@ -420,10 +420,7 @@ fn resource_updates_and_list_changes_to_a_stalled_stdio_client_are_coalesced() {
             "the latest update of {uri} arrives"
         );
     }
-    assert!(
-        tools_changed >= 1 && tools_changed < 100,
-        "{tools_changed} tools/list_changed"
-    );
+    assert!((1..100).contains(&tools_changed), "{tools_changed} tools/list_changed");
     assert!(wire < 4 << 20, "{wire} bytes on the wire");
     assert!(peak < before + RSS_GROWTH_BOUND_MIB, "RSS {before} -> {peak} MiB");
 }

@@ -139,14 +139,14 @@ impl ClientLink for RequestLink {
     /// (none: no log messages at all).
     fn log(&self, level: LogLevel, logger: &str, data: Value, bytes: usize) -> BoxFuture<'_, ()> {
         match &self.era {
-            Era::Legacy => self
-                .session
-                .plugin_log(level, logger, data, bytes, Some(self.request.clone())),
-            Era::Modern(modern) => match (
-                modern.meta.log_level.is_some_and(|wanted| level >= wanted),
-                self.target(),
-            ) {
-                (true, Some((session, request))) => session.rated_log(level, logger, data, bytes, Some(request)),
+            Era::Legacy => {
+                let related = Some(self.request.clone());
+                self.session.plugin_log((level, None), logger, data, bytes, related)
+            }
+            Era::Modern(modern) => match (modern.meta.log_level, self.target()) {
+                (Some(wanted), Some((session, request))) => {
+                    session.plugin_log((level, Some(wanted)), logger, data, bytes, Some(request))
+                }
                 _ => Box::pin(std::future::ready(())),
             },
         }

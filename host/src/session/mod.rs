@@ -412,33 +412,22 @@ impl Session {
     }
 
     /// Sends a plugin's log message of `bytes` within the plugin's log rate
-    /// (see [`LogRate`]), at the session's log level; what it returns waits
-    /// while the client is behind (see [`outbound`]).
+    /// (see [`LogRate`]) if it is at `wanted` or above (a modern request's
+    /// own level; none: the session's); what it returns waits while the
+    /// client is behind (see [`outbound`]).
     pub fn plugin_log(
         self: &Arc<Self>,
-        level: LogLevel,
+        (level, wanted): (LogLevel, Option<LogLevel>),
         plugin: &str,
         data: Value,
         bytes: usize,
         related_request: Option<RequestId>,
     ) -> BoxFuture<'static, ()> {
-        if !self.wants_log(level) {
-            return Box::pin(std::future::ready(()));
-        }
-        self.rated_log(level, plugin, data, bytes, related_request)
-    }
-
-    /// Sends a plugin's log message within the plugin's log rate, whatever
-    /// the session's level; what it returns waits while the client is behind.
-    fn rated_log(
-        self: &Arc<Self>,
-        level: LogLevel,
-        plugin: &str,
-        data: Value,
-        bytes: usize,
-        related_request: Option<RequestId>,
-    ) -> BoxFuture<'static, ()> {
-        if !self.log_rate.admit(plugin, Arc::downgrade(self)) {
+        let wanted = match wanted {
+            Some(wanted) => level >= wanted,
+            None => self.wants_log(level),
+        };
+        if !wanted || !self.log_rate.admit(plugin, Arc::downgrade(self)) {
             return Box::pin(std::future::ready(()));
         }
         let logger = plugin.to_owned();

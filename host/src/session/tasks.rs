@@ -136,7 +136,7 @@ impl ClientLink for TaskLink {
     }
 
     fn log(&self, level: LogLevel, logger: &str, data: Value, bytes: usize) -> BoxFuture<'_, ()> {
-        self.session.plugin_log(level, logger, data, bytes, None)
+        self.session.plugin_log((level, None), logger, data, bytes, None)
     }
 
     fn request(&self, method: &'static str, mut params: Value) -> BoxFuture<'_, Result<Value, ClientRequestError>> {

@@ -218,31 +218,37 @@ impl Outbound {
         }
     }
 
-    /// Starts the task that sends what is held as room frees, unless it runs.
+    /// Starts the task that sends what is held as room frees, unless it runs
+    /// (or the runtime is gone: then nothing more is sent anyway).
     fn start_flushing(self: &Arc<Self>, held: &mut Held) {
-        if !held.flushing {
+        if held.flushing {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             held.flushing = true;
-            tokio::spawn(flush(Arc::downgrade(self), self.meter.clone()));
+            runtime.spawn(flush(Arc::downgrade(self), self.meter.clone()));
         }
     }
 
-    /// Sends the next thing held if there is room; whether anything is left.
-    fn flush_one(&self) -> bool {
+    /// Sends what is held, oldest first, while there is room, then the
+    /// reports of dropped messages; whether anything is left.
+    fn flush_some(&self) -> bool {
         let mut held = self.held.lock().unwrap();
-        if let Some((_, _, bytes)) = held.coalesced.first()
+        while let Some((_, _, bytes)) = held.coalesced.first()
             && let Some(charge) = self.try_charge(*bytes)
         {
             let (_, out, _) = held.coalesced.remove(0);
             self.send_charged(out.message, out.related_request, charge);
         }
-        if held.coalesced.is_empty()
+        while held.coalesced.is_empty()
             && let Some(plugin) = held.dropped.keys().next().cloned()
         {
             let report = dropped_report(&plugin, held.dropped[&plugin], self.limit);
-            if let Some(charge) = self.try_charge(message_bytes(&report)) {
-                held.dropped.remove(&plugin);
-                self.send_charged(report, None, charge);
-            }
+            let Some(charge) = self.try_charge(message_bytes(&report)) else {
+                break;
+            };
+            held.dropped.remove(&plugin);
+            self.send_charged(report, None, charge);
         }
         let more = !held.coalesced.is_empty() || !held.dropped.is_empty();
         held.flushing = more;
@@ -258,7 +264,7 @@ async fn flush(outbound: Weak<Outbound>, meter: Arc<Meter>) {
         tokio::pin!(room);
         room.as_mut().enable();
         match outbound.upgrade() {
-            Some(outbound) if outbound.flush_one() => {}
+            Some(outbound) if outbound.flush_some() => {}
             _ => return,
         }
         room.await;

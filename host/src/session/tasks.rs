@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::Session;
+use super::outbound::Key;
 use super::results::{ToolCall, ToolOutcome};
 use crate::call::{BoxFuture, CallScope, ChangedLists, ClientLink, ClientRequestError};
 use crate::catalog::pagination;
@@ -137,6 +138,16 @@ impl ClientLink for TaskLink {
 
     fn log(&self, level: LogLevel, logger: &str, data: Value, bytes: usize) -> BoxFuture<'_, ()> {
         self.session.plugin_log((level, None), logger, data, bytes, None)
+    }
+
+    /// The latest progress of the task replaces one the client has not been sent yet.
+    fn progress(&self, params: Value) {
+        let key = Key::About {
+            method: "notifications/progress".to_owned(),
+            subject: Some(self.task.id.clone()),
+            stream: None,
+        };
+        self.session.notify_latest(key, "notifications/progress", params, None);
     }
 
     fn request(&self, method: &'static str, mut params: Value) -> BoxFuture<'_, Result<Value, ClientRequestError>> {

@@ -424,3 +424,45 @@ fn resource_updates_and_list_changes_to_a_stalled_stdio_client_are_coalesced() {
     assert!(wire < 4 << 20, "{wire} bytes on the wire");
     assert!(peak < before + RSS_GROWTH_BOUND_MIB, "RSS {before} -> {peak} MiB");
 }
+
+#[test]
+fn one_call_cannot_put_more_than_its_notification_budget_on_the_wire() {
+    // The log rate lifted, so the call's byte budget (default 8 MiB) is what holds it.
+    let (mut server, stdout) = RawServer::start(&["--max-log-rate", "1000000"]);
+    let lines = read_all(stdout);
+    until_response(&lines, 0);
+    // 200 MiB of log messages, cut to 64 KiB each: 3200 of them.
+    server.call(1, "log_flood", json!({"count": 3200, "bytes": 65536}), json!({}));
+    let mut seen = until_response(&lines, 1);
+    while let Ok(line) = lines.recv_timeout(Duration::from_millis(300)) {
+        seen.push(line);
+    }
+    let wire: usize = seen.iter().map(|l| l.bytes).sum();
+    let logs: Vec<&Value> = seen
+        .iter()
+        .map(|l| &l.message)
+        .filter(|m| m["method"] == "notifications/message")
+        .collect();
+    let summary = logs
+        .iter()
+        .filter_map(|m| m["params"]["data"].as_str())
+        .find(|d| d.contains("were dropped"))
+        .expect("one warning says how many were dropped");
+    eprintln!(
+        "one call logging 3200 × 64 KiB: {} messages, {wire} bytes on the wire; {summary}",
+        logs.len()
+    );
+    assert!(wire < 9 << 20, "{wire} bytes on the wire, over the 8 MiB budget");
+    assert!(
+        summary.contains(
+            " log message(s) from plugin flood were dropped: this call went over its budget of 8388608 bytes"
+        ) && summary.contains("--max-call-notification-bytes"),
+        "{summary}"
+    );
+    let dropped: usize = summary.split(' ').next().unwrap().parse().unwrap();
+    assert_eq!(logs.len() - 1 + dropped, 3200, "every message is sent or counted");
+    assert_eq!(
+        text(&seen.iter().find(|l| l.message["id"] == 1).unwrap().message),
+        "logged 3200 messages of 65536 bytes"
+    );
+}

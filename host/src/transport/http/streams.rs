@@ -418,6 +418,31 @@ mod tests {
     }
 
     #[test]
+    fn the_replay_buffer_is_bounded_in_bytes_and_keeps_the_response() {
+        let streams = Streams::default();
+        let (number, post) = streams.open_request(&id(1)).unwrap();
+        drop(post);
+        let big = "x".repeat(1 << 20);
+        let log = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": big}});
+        for _ in 0..10 {
+            streams.route(out(log.clone(), Some(1)));
+        }
+        streams.route(out(
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"data": big}}),
+            Some(1),
+        ));
+        let (mut resumed, _) = streams.connect(number, Some(0)).unwrap();
+        let replayed = drain(&mut resumed);
+        let kept = replayed.len();
+        assert!(kept <= STREAM_REPLAY_BYTES >> 20, "{kept} events of 1 MiB kept");
+        assert_eq!(
+            replayed.last(),
+            Some(&(event_id(number, 11), true)),
+            "the response is kept"
+        );
+    }
+
+    #[test]
     fn closing_ends_every_connection() {
         let streams = Streams::default();
         let (mut get, _) = streams.connect(STANDALONE, None).unwrap();

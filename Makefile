@@ -114,8 +114,8 @@ bench: build plugins scale-deps
 
 ## scale-deps: redis-server and haproxy (Debian's), for the scale-out test and bench, installed when missing
 scale-deps:
-	@command -v redis-server >/dev/null && command -v haproxy >/dev/null || \
-		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server haproxy)
+	@command -v redis-server >/dev/null && command -v haproxy >/dev/null && command -v prometheus >/dev/null || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server haproxy prometheus)
 
 ## soak: many stdio and HTTP clients against real servers for SOAK_SECONDS (default 600) while
 ## plugins change; checks every response, every task, and flat memory and descriptors (not in `make test`)

@@ -19,6 +19,7 @@
 //! | [`manifest`] | a plugin's manifest, parsed and checked |
 //! | [`contract`] | the WIT bindings and the conversion of what crosses them |
 //! | [`config`] | the resolved settings |
+//! | [`metrics`] | what the process counts for operators (`/metrics`) |
 //! | [`limits`] | the bounds of a call and how hitting one is reported |
 //! | [`protocol`] | JSON-RPC framing, typed requests, versions |
 //! | [`settings`] | every setting, declared once |
@@ -31,6 +32,7 @@ pub mod config;
 pub mod contract;
 pub mod limits;
 pub mod manifest;
+pub mod metrics;
 pub mod plugin;
 pub mod protocol;
 pub mod reload;

@@ -329,6 +329,8 @@ settings! {
         state: String = none, any, flag "state", value_name = "redis://HOST:PORT|FILE", env = "WASM_MCP_STATE";
         /// Seconds a replica's lease on its running tasks lasts unrenewed (renewed every third of it); a replica silent that long is taken for stopped and its tasks end as failed.
         task_lease_secs: f64 = 10.0, positive_secs, flag "task-lease", value_name = "SECS";
+        /// Also serve /metrics (Prometheus text format) on ADDR (host:port), without a token: for a stdio server, or to scrape apart from the MCP endpoint (with --http, /metrics is also served there, behind its token).
+        metrics: String = none, any, flag "metrics", value_name = "ADDR", env = "WASM_MCP_METRICS";
     }
 
     /// The Streamable HTTP transport (with `--http`).

@@ -23,6 +23,7 @@ const LAYERS: &[&str] = &[
     "manifest",
     "contract",
     "config",
+    "metrics",
     "limits",
     "protocol",
     "settings",

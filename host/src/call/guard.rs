@@ -19,6 +19,7 @@ use wasmtime::{ResourceLimiterAsync, Store};
 use super::outcome::{CallError, Cancelled};
 use super::scope::CallScope;
 use crate::limits::{LimitHit, Limits};
+use crate::metrics::{Held, METRICS};
 
 /// Fuel a running plugin burns between two yields to the runtime: a tight
 /// loop burns it in about 0.1 ms, most code in under a millisecond. Each
@@ -208,6 +209,7 @@ impl ResourceLimiterAsync for MemoryMeter {
 /// A call's place among the running calls of its plugin and of the host.
 pub struct Turn {
     _permits: [OwnedSemaphorePermit; 2],
+    _running: Held,
 }
 
 impl Turn {
@@ -224,6 +226,7 @@ impl Turn {
                 Ok(permit) => permit,
                 Err(_) => {
                     scope.set_queued(true);
+                    let _waiting = METRICS.call_waiting();
                     let permit = semaphore.clone().acquire_owned().await;
                     scope.set_queued(false);
                     permit.map_err(|_| CallError::ShuttingDown)?
@@ -233,6 +236,7 @@ impl Turn {
         }
         Ok(Turn {
             _permits: permits.try_into().expect("two permits"),
+            _running: METRICS.call_running(),
         })
     }
 }

@@ -22,6 +22,7 @@ pub use state::CallState;
 
 use crate::contract::bindings::LoadExport;
 use crate::limits::Limits;
+use crate::metrics::{METRICS, PluginCallEnd};
 use crate::protocol::LogLevel;
 use crate::sandbox::{CapturedOutput, Grants};
 
@@ -112,22 +113,34 @@ impl Call {
     /// Ends the call: forwards what the guest wrote to stdout and stderr, logs
     /// what the call used, and turns an error into the [`CallError`] that
     /// says which limit or fault stopped it.
-    pub fn finish<T>(&self, what: &str, result: wasmtime::Result<T>) -> Result<T, CallError> {
+    pub fn finish<T>(&self, what: &'static str, result: wasmtime::Result<T>) -> Result<T, CallError> {
         let state = self.store.data();
         let fuel_used = self.guard.fuel().saturating_sub(self.store.get_fuel().unwrap_or(0));
+        let took = self.guard.elapsed();
         tracing::debug!(
             plugin = %state.plugin, call = what, fuel_used,
-            wall_ms = self.guard.elapsed().as_secs_f64() * 1000.0,
+            wall_ms = took.as_secs_f64() * 1000.0,
             peak_memory_bytes = state.memory.peak,
             "plugin call finished"
         );
         let stderr_tail = self.forward_output();
-        result.map_err(|e| match outcome::classify(e, self.guard.scope(), self.guard.fuel()) {
+        let outcome = result.map_err(|e| match outcome::classify(e, self.guard.scope(), self.guard.fuel()) {
             CallError::Crashed(why) if !stderr_tail.is_empty() => {
                 CallError::Crashed(format!("{why}; its stderr ended with: {stderr_tail}"))
             }
             other => other,
-        })
+        });
+        let ended = PluginCallEnd {
+            outcome: outcome.as_ref().err().map_or("ok", CallError::kind),
+            took,
+            fuel: fuel_used,
+            peak_memory: state.memory.peak,
+        };
+        METRICS.plugin_call(&state.plugin, what, ended);
+        if let Err(CallError::Limit(hit)) = &outcome {
+            METRICS.limit_hit(&state.plugin, hit);
+        }
+        outcome
     }
 
     /// Sends what the guest wrote to stdout and stderr to the client's log and

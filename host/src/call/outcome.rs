@@ -45,6 +45,21 @@ impl std::fmt::Display for CallError {
     }
 }
 
+impl CallError {
+    /// What kind of end this is, as metrics label it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CallError::Refused(_) => "refused",
+            CallError::Limit(_) => "limit",
+            CallError::Crashed(_) => "crashed",
+            CallError::Cancelled => "cancelled",
+            CallError::ShuttingDown => "shutting_down",
+            CallError::Unsupported(_) => "unsupported",
+            CallError::Invalid(_) => "invalid",
+        }
+    }
+}
+
 /// The error a call ends with when its request was cancelled.
 #[derive(Debug)]
 pub struct Cancelled;

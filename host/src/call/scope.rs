@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::limits::{NotificationBounds, truncated};
+use crate::metrics::METRICS;
 use crate::protocol::LogLevel;
 use crate::settings;
 
@@ -239,6 +240,7 @@ impl CallScope {
             let mut sent = self.sent.lock().unwrap();
             if sent.bytes + bytes > self.bounds.call_bytes {
                 sent.dropped += 1;
+                METRICS.outbound_dropped("call_budget", 1);
                 return Box::pin(std::future::ready(()));
             }
             sent.bytes += bytes;

@@ -293,7 +293,7 @@ impl Plugin {
 
     /// Ends a call with its outcome; the instance (and the call's turn) is
     /// let go of off the caller's path.
-    fn end<T>(&self, call: Call, what: &str, result: wasmtime::Result<T>) -> Result<T, CallError> {
+    fn end<T>(&self, call: Call, what: &'static str, result: wasmtime::Result<T>) -> Result<T, CallError> {
         let outcome = call.finish(what, result);
         self.instances.retire(call);
         outcome

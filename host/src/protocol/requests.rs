@@ -165,6 +165,41 @@ pub fn progress_token(params: &Value) -> Option<Value> {
         .cloned()
 }
 
+/// Every method a client may call, as metrics and traces name it.
+const METHODS: [&str; 21] = [
+    "initialize",
+    "server/discover",
+    "subscriptions/listen",
+    "ping",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "tasks/list",
+    "tools/call",
+    "resources/read",
+    "prompts/get",
+    "completion/complete",
+    "tasks/get",
+    "tasks/result",
+    "tasks/cancel",
+    "tasks/update",
+    "other",
+];
+
+/// `method` if the server serves it, else `other`: a name that can label
+/// a metric without letting a client add names.
+pub fn known_method(method: &str) -> &'static str {
+    METHODS
+        .iter()
+        .find(|known| **known == method)
+        .copied()
+        .unwrap_or("other")
+}
+
 /// The W3C trace context a request carries in `_meta` (`traceparent`, and
 /// `tracestate` with it), in either revision.
 pub struct TraceContext {
@@ -361,5 +396,26 @@ impl Notification {
             "notifications/roots/list_changed" | "notifications/progress" => Notification::Ignored,
             other => Notification::Unknown(other.to_owned()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::jsonrpc::METHOD_NOT_FOUND;
+    use serde_json::json;
+
+    #[test]
+    fn the_known_methods_are_the_served_ones() {
+        for method in METHODS.iter().filter(|m| **m != "other") {
+            let parsed = Request::parse(method, json!({}));
+            assert!(
+                !matches!(&parsed, Err(error) if error.code == METHOD_NOT_FOUND),
+                "{method} is known but not served"
+            );
+            assert_eq!(known_method(method), *method);
+        }
+        assert!(matches!(Request::parse("made/up", json!({})), Err(e) if e.code == METHOD_NOT_FOUND));
+        assert_eq!(known_method("made/up"), "other");
     }
 }

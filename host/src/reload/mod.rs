@@ -26,6 +26,7 @@ use tokio::sync::Mutex;
 
 use crate::call::ChangedLists;
 use crate::catalog::Catalog;
+use crate::metrics::METRICS;
 use crate::plugin::Plugin;
 use crate::protocol::LogLevel;
 use crate::runtime::{PluginRuntime, plugin_name};
@@ -195,6 +196,7 @@ impl Reloader {
                         templates = plugin.listing.templates.len(), prompts = plugin.listing.prompts.len(),
                         "plugin loaded"
                     );
+                    METRICS.plugin_load(&name, true);
                     if served.plugins.insert(name.clone(), plugin).is_some() {
                         replaced.insert(name.clone());
                     }
@@ -202,6 +204,7 @@ impl Reloader {
                     relisted = relisted.union(lists);
                 }
                 Err(e) => {
+                    METRICS.plugin_load(&name, false);
                     let outcome = if served.plugins.contains_key(&name) {
                         "the last good version keeps serving"
                     } else {
@@ -218,6 +221,7 @@ impl Reloader {
             targets.extend(resolve(served.granted(&name)));
             served.targets.insert(name, targets);
         }
+        METRICS.reloaded(served.plugins.len());
         if changed {
             let previous = self.hub.catalog();
             let catalog = Catalog::build(served.plugins.values(), &previous);

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Session;
 use super::outbound::Key;
+use crate::metrics::METRICS;
 use crate::protocol::RequestId;
 use crate::protocol::modern::SUBSCRIPTION_ID;
 use crate::protocol::requests::SubscriptionFilter;
@@ -40,6 +41,7 @@ struct Opened<'a> {
 impl Drop for Opened<'_> {
     fn drop(&mut self) {
         self.listens.open.lock().unwrap().retain(|(id, _)| *id != self.id);
+        METRICS.subscriptions("listen", -1);
     }
 }
 
@@ -71,6 +73,7 @@ impl Session {
             }
             open.push((id.clone(), filter.clone()));
         }
+        METRICS.subscriptions("listen", 1);
         let _opened = Opened {
             listens: &self.listens,
             id: id.clone(),

@@ -19,6 +19,7 @@ use crate::catalog::{Catalog, pagination};
 use crate::contract::bindings::tools::TaskSupport;
 use crate::contract::bindings::{completion, types};
 use crate::limits::NotificationBounds;
+use crate::metrics::METRICS;
 use crate::protocol::jsonrpc::{INVALID_REQUEST, SERVER_ERROR};
 use crate::protocol::modern::{self, CacheHint};
 use crate::protocol::requests::{CallTool, Complete, CompletionRef, ListKind, Request};
@@ -113,7 +114,9 @@ impl Session {
             }
             Request::Subscribe { uri } => self.subscribe(uri),
             Request::Unsubscribe { uri } => {
-                self.state.lock().unwrap().subscriptions.remove(&uri);
+                if self.state.lock().unwrap().subscriptions.remove(&uri) {
+                    METRICS.subscriptions("resource", -1);
+                }
                 Ok(json!({}))
             }
             other @ (Request::List { .. }
@@ -321,6 +324,7 @@ impl Session {
         state.protocol_version = negotiate_version(Some(requested));
         state.client = ClientCapabilities::from_initialize(capabilities);
         state.phase = Phase::Initialized;
+        METRICS.session_opened(state.protocol_version);
         tracing::info!(
             client = client.unwrap_or("unknown"),
             requested,
@@ -348,7 +352,9 @@ impl Session {
                 ),
             ));
         }
-        state.subscriptions.insert(uri);
+        if state.subscriptions.insert(uri) {
+            METRICS.subscriptions("resource", 1);
+        }
         Ok(json!({}))
     }
 }

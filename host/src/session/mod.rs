@@ -16,13 +16,14 @@ mod mrtr;
 mod outbound;
 mod request_state;
 mod results;
+mod served;
 mod task_extension;
 mod tasks;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -32,6 +33,7 @@ use tracing::Instrument;
 pub use hub::Hub;
 
 use crate::call::BoxFuture;
+use crate::metrics::METRICS;
 use crate::protocol::jsonrpc::{self, INVALID_REQUEST, SERVER_ERROR};
 use crate::protocol::modern::{self, RequestMeta};
 use crate::protocol::requests::{Notification, Request, TraceContext};
@@ -44,6 +46,7 @@ use listen::Listens;
 use log_rate::LogRate;
 use mrtr::ModernRequest;
 use outbound::{Key, Outbound};
+use served::Served;
 
 pub use outbound::{Charge, Outbox, Outgoing};
 
@@ -88,6 +91,20 @@ pub struct Session {
     /// Why the requests still running after the closing grace were stopped.
     stopped: OnceLock<String>,
     listens: Listens,
+    /// When the session began, for `mcp.server.session.duration`.
+    began: Instant,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap();
+        if state.phase == Phase::Initialized {
+            METRICS.session_closed(state.protocol_version, self.began.elapsed());
+        }
+        if !state.subscriptions.is_empty() {
+            METRICS.subscriptions("resource", -(state.subscriptions.len() as i64));
+        }
+    }
 }
 
 /// The error for a client message over the `max_message_bytes` limit.
@@ -137,6 +154,7 @@ impl Session {
             closing: AtomicBool::new(false),
             stopped: OnceLock::new(),
             listens: Listens::default(),
+            began: Instant::now(),
         });
         hub.register(&session);
         if let Some(interval) = hub.config.ping_interval() {
@@ -190,10 +208,11 @@ impl Session {
         // Every answer, errors included, belongs to its request (over HTTP,
         // on the stream of the POST that carried it).
         let mut params = params;
+        let served = Served::new(&method, &params, &self.hub);
         let (era, conversation) = if modern::is_modern(&method, &params) {
             let meta = match modern::check_method(&method).and_then(|()| RequestMeta::parse(&params)) {
                 Ok(meta) => meta,
-                Err(error) => return self.respond(&id, Err(error)),
+                Err(error) => return self.refuse(&id, &served, error),
             };
             let conversation = if mrtr::asks_client(&method) {
                 let opened = mrtr::open(
@@ -207,7 +226,7 @@ impl Session {
                 );
                 match opened {
                     Ok(conversation) => Some(conversation),
-                    Err(error) => return self.respond(&id, Err(error)),
+                    Err(error) => return self.refuse(&id, &served, error),
                 }
             } else {
                 None
@@ -223,20 +242,20 @@ impl Session {
             (Era::Legacy, None)
         };
         if let Err(error) = self.admit(&method, &era) {
-            return self.answer(&id, &era, Err(error));
+            return self.answer(&id, &era, &served, Err(error));
         }
         let progress_token = crate::protocol::requests::progress_token(&params);
         let trace = TraceContext::of(&params);
         let request = match Request::parse(&method, params) {
             Ok(request) => request,
-            Err(error) => return self.answer(&id, &era, Err(error)),
+            Err(error) => return self.answer(&id, &era, &served, Err(error)),
         };
         let caching = self.caching(&request);
         // Methods that only touch session state answer in order, at once.
         let request = match self.answer_inline(request) {
             Ok(outcome) => {
                 let cache = caching.hint(&self.hub);
-                return self.answer(&id, &era, outcome.map(|result| (result, cache)));
+                return self.answer(&id, &era, &served, outcome.map(|result| (result, cache)));
             }
             Err(request) => request,
         };
@@ -254,7 +273,7 @@ impl Session {
                         settings::server::max_pending_requests.hint()
                     ),
                 );
-                return self.answer(&id, &era, Err(error));
+                return self.answer(&id, &era, &served, Err(error));
             }
             in_flight.insert(id.clone(), token.clone());
         }
@@ -291,7 +310,7 @@ impl Session {
             match outcome {
                 Some(outcome) if !token.is_cancelled() => {
                     let cache = caching.hint(&session.hub);
-                    session.answer(&id, &era, outcome.map(|result| (result, cache)))
+                    session.answer(&id, &era, &served, outcome.map(|result| (result, cache)))
                 }
                 _ => match session.stopped.get() {
                     Some(why) => session.respond(
@@ -314,7 +333,18 @@ impl Session {
     /// Answers request `id` in its era: a modern result says its type, the
     /// server and (for lists, reads and discovery) how long it may be cached;
     /// a modern error uses the revision's codes.
-    fn answer(&self, id: &RequestId, era: &Era, outcome: Result<(Value, Option<modern::CacheHint>), RpcError>) {
+    fn answer(
+        &self,
+        id: &RequestId,
+        era: &Era,
+        served: &Served,
+        outcome: Result<(Value, Option<modern::CacheHint>), RpcError>,
+    ) {
+        let version = match era {
+            Era::Legacy => self.protocol_version(),
+            Era::Modern(_) => modern::MODERN_VERSION,
+        };
+        served.record(version, outcome.as_ref().map(|(result, _)| result));
         let outcome = match era {
             Era::Legacy => outcome.map(|(result, _)| result),
             Era::Modern(_) => outcome
@@ -360,6 +390,12 @@ impl Session {
             }
             Notification::Unknown(method) => tracing::debug!(method, "ignoring unknown notification"),
         }
+    }
+
+    /// Answers a request refused before its era was known.
+    fn refuse(&self, id: &RequestId, served: &Served, error: RpcError) {
+        served.record(modern::MODERN_VERSION, Err(&error));
+        self.respond(id, Err(error));
     }
 
     fn respond(&self, id: &RequestId, outcome: Result<Value, RpcError>) {

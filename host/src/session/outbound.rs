@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex, Weak};
 use serde_json::Value;
 use tokio::sync::{Notify, mpsc};
 
+use crate::metrics::METRICS;
 use crate::protocol::{LogLevel, RequestId, jsonrpc};
 use crate::settings;
 
@@ -206,6 +207,7 @@ impl Outbound {
         let mut held = self.held.lock().unwrap();
         if let Some(slot) = held.coalesced.iter_mut().find(|(k, _, _)| *k == key) {
             *slot = (key, Outgoing::new(message, related_request), bytes);
+            METRICS.outbound_dropped("replaced_by_newer", 1);
             return;
         }
         match self.try_charge(bytes) {
@@ -291,6 +293,7 @@ impl Drop for Unsent {
         };
         let mut held = outbound.held.lock().unwrap();
         *held.dropped.entry(plugin).or_default() += 1;
+        METRICS.outbound_dropped("log_client_behind", 1);
         outbound.start_flushing(&mut held);
     }
 }

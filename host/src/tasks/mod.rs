@@ -24,6 +24,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
+use crate::metrics::METRICS;
 use crate::protocol::RpcError;
 use crate::protocol::jsonrpc::SERVER_ERROR;
 use crate::settings::{self, ServerValues};
@@ -86,6 +87,16 @@ pub enum Status {
     Cancelled,
 }
 
+impl State {
+    /// Moves to `status`, one revision on, now.
+    fn move_to(&mut self, status: Status) {
+        METRICS.task_moved(Some(self.status.as_str()), Some(status.as_str()));
+        self.revision += 1;
+        self.status = status;
+        self.updated_at = SystemTime::now();
+    }
+}
+
 impl Status {
     fn as_str(self) -> &'static str {
         match self {
@@ -132,10 +143,18 @@ pub struct Task {
     call: Option<Value>,
 }
 
+impl Drop for Task {
+    fn drop(&mut self) {
+        let status = self.state.get_mut().unwrap().status;
+        METRICS.task_moved(Some(status.as_str()), None);
+    }
+}
+
 impl Task {
     /// A new working task, kept for `ttl`.
     fn new(ttl: Duration, poll_interval: Duration) -> Self {
         let now = SystemTime::now();
+        METRICS.task_moved(None, Some(Status::Working.as_str()));
         Self {
             id: new_task_id(),
             created_at: now,
@@ -260,10 +279,8 @@ impl Task {
             "waiting for the client to answer {} (send them with tasks/update)",
             requests.keys().map(String::as_str).collect::<Vec<_>>().join(", ")
         );
-        state.revision += 1;
-        state.status = Status::InputRequired;
+        state.move_to(Status::InputRequired);
         state.message = Some(message);
-        state.updated_at = SystemTime::now();
         state.input_requests = requests;
         state.answers = Map::new();
         state.answered = Some(sender);
@@ -286,15 +303,16 @@ impl Task {
         if !changed {
             return false;
         }
-        state.revision += 1;
-        state.updated_at = SystemTime::now();
         if state.input_requests.is_empty() {
-            state.status = Status::Working;
+            state.move_to(Status::Working);
             state.message = None;
             let answers = std::mem::take(&mut state.answers);
             if let Some(answered) = state.answered.take() {
                 let _ = answered.send(answers);
             }
+        } else {
+            state.revision += 1;
+            state.updated_at = SystemTime::now();
         }
         true
     }
@@ -324,10 +342,8 @@ impl Task {
         if status.is_terminal() || state.status.is_terminal() || (state.status == status && state.message == message) {
             return false;
         }
-        state.revision += 1;
-        state.status = status;
+        state.move_to(status);
         state.message = message;
-        state.updated_at = SystemTime::now();
         true
     }
 
@@ -338,10 +354,8 @@ impl Task {
         if state.status.is_terminal() {
             return false;
         }
-        state.revision += 1;
-        state.status = status;
+        state.move_to(status);
         state.message = message;
-        state.updated_at = SystemTime::now();
         state.outcome = outcome;
         state.input_requests = Map::new();
         state.answered = None;

@@ -7,7 +7,8 @@
 //! with `Last-Event-ID`. DELETE ends a session. Each `Mcp-Session-Id` is one
 //! [`Session`](crate::session::Session); all of them share the one `Server`.
 //! Like stdio, this transport only moves messages. `/healthz` and `/readyz`
-//! say whether the process serves and is ready.
+//! say whether the process serves and is ready; `/metrics` (behind the
+//! endpoint's access checks) what it counts.
 
 mod access;
 mod connections;
@@ -74,6 +75,7 @@ struct App {
 /// shutdown grace to finish and deliver their responses, every session ends,
 /// and every connection is closed by the grace and a small margin.
 pub async fn serve(hub: Arc<Hub>, config: HttpConfig) -> Result<()> {
+    crate::metrics::METRICS.serving_over("tcp");
     let listener = tokio::net::TcpListener::bind(config.addr)
         .await
         .with_context(|| format!("cannot listen on {}", config.addr))?;
@@ -107,6 +109,7 @@ pub async fn serve(hub: Arc<Hub>, config: HttpConfig) -> Result<()> {
         )
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
+        .route("/metrics", get(health::metrics))
         .with_state(app);
     tracing::info!("listening on http://{local}{ENDPOINT}");
     let mut connections = Connections::new(&config.settings);

@@ -1,6 +1,8 @@
-//! Transports: they only move messages between a client and a session.
+//! Transports: they only move messages between a client and a session;
+//! and the endpoints operators reach beside them (`operations`).
 
 pub mod http;
+pub mod operations;
 pub mod stdio;
 
 /// Resolves on the first SIGINT or SIGTERM.

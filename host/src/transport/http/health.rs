@@ -2,14 +2,18 @@
 //! as long as the process serves; `/readyz` answers 200 once the plugins
 //! present at start are loaded and while the state store answers and the
 //! server is not shutting down, else 503 saying which. Neither needs a
-//! token, and neither says more than that.
+//! token, and neither says more than that. `/metrics` is checked like the
+//! MCP endpoint (host, origin, token).
 
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
 
 use super::App;
+use super::error::HttpError;
+use crate::transport::operations;
 
 pub async fn healthz() -> (StatusCode, &'static str) {
     (StatusCode::OK, "ok\n")
@@ -30,4 +34,9 @@ pub async fn readyz(State(app): State<Arc<App>>) -> (StatusCode, String) {
         None => (StatusCode::OK, "ready\n".into()),
         Some(why) => (StatusCode::SERVICE_UNAVAILABLE, format!("not ready: {why}\n")),
     }
+}
+
+pub async fn metrics(State(app): State<Arc<App>>, headers: HeaderMap) -> Result<Response, HttpError> {
+    app.access.check(&headers)?;
+    Ok(operations::metrics())
 }

@@ -112,10 +112,12 @@ bench: build plugins scale-deps
 	target/release/wasm-mcp-bench limits
 	target/release/wasm-mcp-bench replicas
 
-## scale-deps: redis-server and haproxy (Debian's), for the scale-out test and bench, installed when missing
+## scale-deps: redis-server and haproxy (Debian's), for the scale-out test and bench, and prometheus and
+## chromium for the operations test; installed when missing
 scale-deps:
-	@command -v redis-server >/dev/null && command -v haproxy >/dev/null && command -v prometheus >/dev/null || \
-		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server haproxy prometheus)
+	@command -v redis-server >/dev/null && command -v haproxy >/dev/null && command -v prometheus >/dev/null \
+		&& command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq redis-server haproxy prometheus chromium)
 
 ## soak: many stdio and HTTP clients against real servers for SOAK_SECONDS (default 600) while
 ## plugins change; checks every response, every task, and flat memory and descriptors (not in `make test`)

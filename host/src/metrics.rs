@@ -6,13 +6,19 @@
 //! fuel, memory, plugin loads and reloads, tasks by status, sessions,
 //! subscriptions, calls running and waiting, and outbound drops.
 //!
+//! It also keeps what the status page shows beyond counters ([`Metrics::status`]):
+//! each tool's recent latencies, the last load error of each plugin, and the
+//! latest limit hits and refused egress.
+//!
 //! One set per process ([`METRICS`]); recording one value is a few atomic
-//! operations. Every label value comes from the server's own vocabulary (the
+//! operations (a tool call also takes one short lock). Every label value comes from the server's own vocabulary (the
 //! methods it serves, the names of loaded plugins and their tools, fixed
 //! kinds), never from what a client sends, so the series stay bounded.
 
-use std::sync::{LazyLock, OnceLock};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::{LazyLock, Mutex, OnceLock};
 use std::time::Duration;
+use std::time::SystemTime;
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -20,8 +26,10 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
+use serde_json::{Value, json};
 
 use crate::limits::LimitHit;
+use crate::protocol::SUPPORTED_PROTOCOL_VERSIONS;
 
 /// The process's metrics.
 pub static METRICS: LazyLock<Metrics> = LazyLock::new(Metrics::new);
@@ -37,6 +45,15 @@ const DURATION_BUCKETS: [f64; 14] = [
 
 /// Upper bounds, in seconds, of the session duration buckets.
 const SESSION_BUCKETS: [f64; 8] = [1.0, 10.0, 60.0, 300.0, 1800.0, 3600.0, 14400.0, 86400.0];
+
+/// Latencies kept per tool for the status page's percentiles.
+const RECENT_LATENCIES: usize = 512;
+
+/// Limit hits, refused egress and load failures the status page lists.
+const RECENT_EVENTS: usize = 50;
+
+/// Every status a task can have.
+const TASK_STATUSES: [&str; 5] = ["working", "input_required", "completed", "failed", "cancelled"];
 
 /// One request: what was asked, of which tool, how it ended.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -134,8 +151,61 @@ pub struct Metrics {
     reloads: Counter,
     tasks: Family<StatusLabels, Gauge>,
     outbound_dropped: Family<KindLabels, Counter>,
+    egress_refused: Family<PluginLabels, Counter>,
     /// `pipe` (stdio) or `tcp` (HTTP), as the conventions name them.
     transport: OnceLock<&'static str>,
+    /// Calls, errors and recent latencies of each served tool.
+    tools: Mutex<HashMap<String, ToolStats>>,
+    /// The latest limit hits, refused egress and load failures, newest last.
+    recent: Mutex<VecDeque<Value>>,
+    /// Each plugin's last failure to load, until a version loads.
+    load_errors: Mutex<BTreeMap<String, Value>>,
+}
+
+/// What the status page shows of one tool.
+#[derive(Default)]
+struct ToolStats {
+    calls: u64,
+    errors: u64,
+    /// The last [`RECENT_LATENCIES`] durations, in seconds (a ring).
+    latencies: Vec<f64>,
+    next: usize,
+}
+
+impl ToolStats {
+    fn record(&mut self, failed: bool, seconds: f64) {
+        self.calls += 1;
+        self.errors += u64::from(failed);
+        if self.latencies.len() < RECENT_LATENCIES {
+            self.latencies.push(seconds);
+        } else {
+            self.latencies[self.next] = seconds;
+        }
+        self.next = (self.next + 1) % RECENT_LATENCIES;
+    }
+
+    fn to_json(&self) -> Value {
+        let mut sorted = self.latencies.clone();
+        sorted.sort_by(f64::total_cmp);
+        let percentile = |p: f64| {
+            let at = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+            sorted.get(at).map(|s| s * 1000.0)
+        };
+        json!({
+            "calls": self.calls,
+            "errors": self.errors,
+            "p50_ms": percentile(0.5),
+            "p95_ms": percentile(0.95),
+            "p99_ms": percentile(0.99),
+        })
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis() as u64
 }
 
 impl Metrics {
@@ -158,7 +228,11 @@ impl Metrics {
             reloads: Counter::default(),
             tasks: Family::default(),
             outbound_dropped: Family::default(),
+            egress_refused: Family::default(),
             transport: OnceLock::new(),
+            tools: Mutex::default(),
+            recent: Mutex::default(),
+            load_errors: Mutex::default(),
         };
         let mut registry = Registry::default();
         registry.register_with_unit(
@@ -245,6 +319,11 @@ impl Metrics {
             "Notifications dropped or merged because a client did not read them fast enough or a call's budget ran out",
             metrics.outbound_dropped.clone(),
         );
+        registry.register(
+            "wasm_mcp_egress_refused",
+            "Outgoing connections, name lookups and HTTP requests of plugins the sandbox refused",
+            metrics.egress_refused.clone(),
+        );
         Metrics { registry, ..metrics }
     }
 
@@ -259,6 +338,14 @@ impl Metrics {
     /// A request answered after `took`: `error` is the JSON-RPC code, or
     /// `tool_error` for a tool result with `isError`.
     pub fn operation(&self, request: Operation<'_>, error: Option<String>, took: Duration) {
+        if let Some(tool) = request.tool {
+            let mut tools = self.tools.lock().unwrap();
+            let stats = match tools.get_mut(tool) {
+                Some(stats) => stats,
+                None => tools.entry(tool.to_owned()).or_default(),
+            };
+            stats.record(error.is_some(), took.as_secs_f64());
+        }
         self.operations
             .get_or_create(&OperationLabels {
                 mcp_method_name: request.method,
@@ -334,6 +421,28 @@ impl Metrics {
                 limit,
             })
             .inc();
+        self.remember(json!({ "kind": "limit", "plugin": plugin, "limit": limit, "detail": hit.to_string() }));
+    }
+
+    /// The sandbox refused an outgoing connection, name lookup or HTTP
+    /// request of `plugin` to `target`, for `why`.
+    pub fn egress_refused(&self, plugin: &str, target: &str, why: &str) {
+        self.egress_refused
+            .get_or_create(&PluginLabels {
+                plugin: plugin.to_owned(),
+            })
+            .inc();
+        self.remember(json!({ "kind": "egress_refused", "plugin": plugin, "target": target, "detail": why }));
+    }
+
+    /// Keeps `event` (stamped now) among the latest.
+    fn remember(&self, mut event: Value) {
+        event["at_ms"] = json!(now_ms());
+        let mut recent = self.recent.lock().unwrap();
+        if recent.len() == RECENT_EVENTS {
+            recent.pop_front();
+        }
+        recent.push_back(event);
     }
 
     /// Counts a call as running until the returned value is dropped.
@@ -346,9 +455,20 @@ impl Metrics {
         Held::on(&self.calls_waiting)
     }
 
-    /// A version of `plugin` was loaded, or failed to load.
-    pub fn plugin_load(&self, plugin: &str, loaded: bool) {
-        let outcome = if loaded { "loaded" } else { "failed" };
+    /// A version of `plugin` was loaded, or failed to load (`error` says why).
+    pub fn plugin_load(&self, plugin: &str, error: Option<&str>) {
+        let outcome = match error {
+            None => {
+                self.load_errors.lock().unwrap().remove(plugin);
+                "loaded"
+            }
+            Some(error) => {
+                let failure = json!({ "at_ms": now_ms(), "error": error });
+                self.load_errors.lock().unwrap().insert(plugin.to_owned(), failure);
+                self.remember(json!({ "kind": "load_failed", "plugin": plugin, "detail": error }));
+                "failed"
+            }
+        };
         self.plugin_loads
             .get_or_create(&LoadLabels {
                 plugin: plugin.to_owned(),
@@ -371,6 +491,42 @@ impl Metrics {
         if let Some(status) = to {
             self.tasks.get_or_create(&StatusLabels { status }).inc();
         }
+    }
+
+    /// What the status page shows from here: each tool's calls, errors and
+    /// latency percentiles, calls running and waiting, tasks by status,
+    /// sessions, subscriptions, the last load error of each plugin, and the
+    /// latest limit hits and refused egress (newest first).
+    pub fn status(&self) -> Value {
+        let tools: BTreeMap<String, Value> = self
+            .tools
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(tool, stats)| (tool.clone(), stats.to_json()))
+            .collect();
+        let tasks: BTreeMap<&str, i64> = TASK_STATUSES
+            .iter()
+            .map(|status| (*status, self.tasks.get_or_create(&StatusLabels { status }).get()))
+            .collect();
+        let sessions: i64 = SUPPORTED_PROTOCOL_VERSIONS
+            .iter()
+            .map(|version| self.sessions.get_or_create(&self.version_labels(version)).get())
+            .sum();
+        let subscriptions: i64 = ["resource", "listen"]
+            .iter()
+            .map(|kind| self.subscriptions.get_or_create(&SubscriptionLabels { kind }).get())
+            .sum();
+        json!({
+            "tools": tools,
+            "calls_running": self.calls_running.get(),
+            "calls_waiting": self.calls_waiting.get(),
+            "tasks": tasks,
+            "sessions": sessions,
+            "subscriptions": subscriptions,
+            "load_errors": *self.load_errors.lock().unwrap(),
+            "recent": self.recent.lock().unwrap().iter().rev().collect::<Vec<_>>(),
+        })
     }
 
     fn version_labels(&self, version: &'static str) -> VersionLabels {

@@ -331,6 +331,8 @@ settings! {
         task_lease_secs: f64 = 10.0, positive_secs, flag "task-lease", value_name = "SECS";
         /// Also serve /metrics (Prometheus text format) on ADDR (host:port), without a token: for a stdio server, or to scrape apart from the MCP endpoint (with --http, /metrics is also served there, behind its token).
         metrics: String = none, any, flag "metrics", value_name = "ADDR", env = "WASM_MCP_METRICS";
+        /// Also serve the status page (/status, its data at /status.json) on ADDR (host:port), without a token: for a stdio server, or apart from the MCP endpoint (with --http, /status is also served there, its data behind the token).
+        status: String = none, any, flag "status", value_name = "ADDR", env = "WASM_MCP_STATUS";
     }
 
     /// The Streamable HTTP transport (with `--http`).

@@ -1,7 +1,10 @@
 //! What operators see: a real Prometheus (Debian's `prometheus`, started
 //! here) scrapes `/metrics` of an HTTP server (behind its token) and of a
 //! stdio server (`--metrics ADDR`), and its query API must show the series a
-//! known sequence of calls produces.
+//! known sequence of calls produces; and the status page, rendered by
+//! headless Chromium (Debian's `chromium`), must show calls, a failing
+//! plugin, a reload, a limit hit and refused egress (its screenshot is kept
+//! in `target/test-output/operations/`).
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -9,8 +12,9 @@ use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use wasm_mcp_tests::http::HttpServer;
-use wasm_mcp_tests::{PluginDir, StdioServer, timeout};
+use wasm_mcp_tests::http::{HttpServer, McpClient};
+use wasm_mcp_tests::process::{Stderr, serve_command};
+use wasm_mcp_tests::{PluginDir, StdioServer, timeout, workspace_root};
 
 const TOKEN: &str = "scrape-token";
 
@@ -121,6 +125,21 @@ fn metrics_address(server: &mut StdioServer) -> String {
     rest.split('/').next().unwrap().to_owned()
 }
 
+/// A 2025-11-25 session of `server` (with the token) that has called
+/// `test_simple_text` three times, `test_error_handling` once (a tool
+/// error) and `spin` once (stopped by its fuel).
+fn known_sequence(server: &HttpServer) -> McpClient {
+    let mut client = server.client();
+    client.token = Some(TOKEN.into());
+    client.initialize(json!({}));
+    for _ in 0..3 {
+        client.call_tool("test_simple_text", json!({}));
+    }
+    client.call_tool("test_error_handling", json!({}));
+    client.call_tool("spin", json!({}));
+    client
+}
+
 #[test]
 fn prometheus_scrapes_what_a_known_sequence_of_calls_produces() {
     assert!(
@@ -142,14 +161,7 @@ fn prometheus_scrapes_what_a_known_sequence_of_calls_produces() {
     assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
 
     // The known sequence, over HTTP (a 2025-11-25 session).
-    let mut client = http.client();
-    client.token = Some(TOKEN.into());
-    client.initialize(json!({}));
-    for _ in 0..3 {
-        client.call_tool("test_simple_text", json!({}));
-    }
-    client.call_tool("test_error_handling", json!({}));
-    client.call_tool("spin", json!({}));
+    let mut client = known_sequence(&http);
     // Names only a client made up never become label values.
     client.request("tools/call", json!({"name": "made-up-by-the-client", "arguments": {}}));
     client.request("made/up-method", json!({}));
@@ -239,4 +251,136 @@ fn prometheus_scrapes_what_a_known_sequence_of_calls_produces() {
         1.0,
     );
     stdio.shutdown();
+}
+
+/// The page at `url` as headless Chromium renders it once its scripts have
+/// run, as text: one line per table row, cells separated by tabs. With
+/// `screenshot`, a phone-sized picture of it is written there too.
+fn rendered(url: &str, screenshot: Option<&Path>) -> String {
+    let chromium = |extra: &[String]| {
+        let output = Command::new("chromium")
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--virtual-time-budget=3000",
+            ])
+            .args(extra)
+            .arg(url)
+            .stderr(Stdio::null())
+            .output()
+            .expect("chromium runs (`make scale-deps` installs Debian's chromium)");
+        assert!(output.status.success(), "chromium failed on {url}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    if let Some(path) = screenshot {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        chromium(&[
+            "--window-size=412,1600".into(),
+            format!("--screenshot={}", path.display()),
+        ]);
+        assert!(path.exists(), "chromium wrote no screenshot");
+    }
+    let dom = chromium(&["--dump-dom".into()]);
+    let body = &dom[dom.find("<body").expect("a body")..];
+    let body = &body[..body.find("<script").unwrap_or(body.len())];
+    let mut text = String::new();
+    let mut in_tag = false;
+    let mut tag = String::new();
+    for c in body.chars() {
+        match (c, in_tag) {
+            ('<', _) => {
+                in_tag = true;
+                tag.clear();
+            }
+            ('>', true) => {
+                in_tag = false;
+                if tag.starts_with("/b") {
+                    text.push(' ');
+                } else if tag.starts_with("/td") || tag.starts_with("/th") {
+                    text.push('\t');
+                } else if tag.starts_with("/tr") || tag.starts_with("/div") || tag.starts_with("/h") {
+                    text.push('\n');
+                }
+            }
+            (c, true) => tag.push(c),
+            (c, false) => text.push(c),
+        }
+    }
+    text.replace("&amp;", "&").replace("&gt;", ">").replace("&lt;", "<")
+}
+
+/// The line of `text` that holds `part`.
+fn row_with<'a>(text: &'a str, part: &str) -> &'a str {
+    text.lines()
+        .find(|line| line.contains(part))
+        .unwrap_or_else(|| panic!("no line holds {part:?} in:\n{text}"))
+}
+
+/// The line of `text` that starts with `start`.
+fn line<'a>(text: &'a str, start: &str) -> &'a str {
+    text.lines()
+        .find(|line| line.starts_with(start))
+        .unwrap_or_else(|| panic!("no line starts with {start:?} in:\n{text}"))
+}
+
+#[test]
+fn the_status_page_renders_live_numbers_in_chromium() {
+    let plugins = PluginDir::with(&["conformance", "spinner", "http-client"]);
+    let mut command = serve_command(plugins.path());
+    command
+        .args(["--http", "127.0.0.1:0", "--fuel", "1000000000"])
+        .env("WASM_MCP_AUTH_TOKEN", TOKEN)
+        .env("WASM_MCP_LOG", "info");
+    let mut server = HttpServer::spawn(command, Stderr::Captured);
+    server.wait_for_stderr("the plugins to load", |log| log.contains("plugins directory loaded"));
+    let base = server.url.trim_end_matches("/mcp").to_owned();
+    let page = format!("{base}/status#token={TOKEN}");
+
+    // The data wants the token; the page (which holds none) does not.
+    let data = reqwest::blocking::get(format!("{base}/status.json")).unwrap();
+    assert_eq!(data.status(), StatusCode::UNAUTHORIZED);
+    let without_token = rendered(&format!("{base}/status"), None);
+    assert!(without_token.contains("This server wants a token"), "{without_token}");
+
+    let mut client = known_sequence(&server);
+    client.call_tool("get", json!({"url": "http://127.0.0.1:9/"}));
+
+    let before = rendered(&page, None);
+    assert!(
+        line(&before, "test_simple_text\tconformance\t3\t0 (0%)\t").contains(" ms"),
+        "{before}"
+    );
+    line(&before, "test_error_handling\tconformance\t1\t1 (100%)\t");
+    line(&before, "spin\tspinner\t1\t1 (100%)\t");
+    line(&before, "greet\tconformance\t0\t0\t–\t");
+    let spinner = line(&before, "spinner\t");
+    assert!(spinner.contains("fuel 1000000000, 30 s, 256 MiB"), "{spinner}");
+    line(&before, "1 sessions");
+    line(&before, "3 plugins");
+    assert!(row_with(&before, "\tlimit: fuel\t").contains("spinner"), "{before}");
+    let refused = row_with(&before, "\tegress refused\t");
+    assert!(
+        refused.contains("http-client") && refused.contains("127.0.0.1:9"),
+        "{refused}"
+    );
+
+    // A plugin that fails to load, and a reload that adds one.
+    std::fs::write(plugins.path().join("broken.wasm"), b"not a component").unwrap();
+    server.wait_for_stderr("the broken plugin to fail", |log| log.contains("plugin failed to load"));
+    plugins.add_plugin("text-tools");
+    server.wait_for_stderr("text-tools to load", |log| {
+        log.lines()
+            .any(|l| l.contains("plugin loaded") && l.contains("text-tools"))
+    });
+    let screenshot = workspace_root().join("target/test-output/operations/status.png");
+    let after = rendered(&page, Some(&screenshot));
+    let broken = line(&after, "broken\t");
+    assert!(
+        broken.contains("not served") && broken.contains("is not a WebAssembly component"),
+        "{broken}"
+    );
+    row_with(&after, "\tload failed\tbroken\t");
+    assert!(line(&after, "text-tools\t").contains("tools,"), "{after}");
+    line(&after, "test_simple_text\tconformance\t3\t0 (0%)\t");
 }

@@ -59,7 +59,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     let runtime = Arc::new(PluginRuntime::new(&settings, cache_dir)?);
     let lease = Duration::from_secs_f64(settings.server.task_lease_secs);
     let store = StateStore::open(&state_location(&settings.server, &args.plugins), lease)?;
-    let metrics = settings.server.metrics.clone();
+    let operator = (settings.server.metrics.clone(), settings.server.status.clone());
     let hub = Hub::new(settings.server, store)?;
     tokio::spawn(hub.clone().follow_replicas());
     tokio::spawn(hub.clone().keep_tasks(lease));
@@ -69,9 +69,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     }
     reloader.relist_on_request();
     tokio::spawn(reloader.clone().load_all());
-    if let Some(addr) = &metrics {
-        transport::operations::serve(addr).await?;
-    }
+    transport::operations::serve(&hub, operator.0.as_deref(), operator.1.as_deref()).await?;
     let served = match http {
         Some(config) => transport::http::serve(hub, config).await,
         None => transport::stdio::serve(hub).await,

@@ -43,12 +43,16 @@ pub struct PluginSettings {
     pub spare_slots: Arc<Semaphore>,
     /// The linear memory of every call at once, shared by every plugin.
     pub memory: Arc<MemoryBudget>,
+    /// The SHA-256 of the component file, in hex: which version this is.
+    pub sha256: String,
 }
 
 /// One loaded, validated version of a plugin.
 pub struct Plugin {
     pub name: Arc<str>,
     pub path: PathBuf,
+    /// The SHA-256 of the component file, in hex: which version this is.
+    pub sha256: String,
     instances: Arc<Instances>,
     exports: Exports,
     pub manifest: Manifest,
@@ -121,6 +125,7 @@ impl Plugin {
             instances: Arc::new(instances),
             exports,
             manifest: settings.manifest,
+            sha256: settings.sha256,
             plugin_calls: Arc::new(Semaphore::new(settings.limits.max_concurrent_calls as usize)),
             limits: settings.limits,
             tool_limits,

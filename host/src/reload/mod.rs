@@ -196,7 +196,7 @@ impl Reloader {
                         templates = plugin.listing.templates.len(), prompts = plugin.listing.prompts.len(),
                         "plugin loaded"
                     );
-                    METRICS.plugin_load(&name, true);
+                    METRICS.plugin_load(&name, None);
                     if served.plugins.insert(name.clone(), plugin).is_some() {
                         replaced.insert(name.clone());
                     }
@@ -204,13 +204,13 @@ impl Reloader {
                     relisted = relisted.union(lists);
                 }
                 Err(e) => {
-                    METRICS.plugin_load(&name, false);
                     let outcome = if served.plugins.contains_key(&name) {
                         "the last good version keeps serving"
                     } else {
                         "the plugin is not served"
                     };
                     tracing::error!(plugin = name, path = %path.display(), "plugin failed to load ({outcome}): {e:#}");
+                    METRICS.plugin_load(&name, Some(&format!("{e:#}")));
                     self.hub.log_to_all(
                         LogLevel::Error,
                         &name,

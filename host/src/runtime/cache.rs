@@ -76,9 +76,11 @@ impl CompileCache {
     }
 
     /// The compiled form of `bytes` (the component at `path`), from the cache
-    /// when a sound entry exists, else compiled (on a blocking thread) and stored.
-    pub async fn component(&self, engine: &Engine, path: &Path, bytes: Vec<u8>) -> Result<Component> {
+    /// when a sound entry exists, else compiled (on a blocking thread) and
+    /// stored; and the SHA-256 of `bytes` in hex, which names this version.
+    pub async fn component(&self, engine: &Engine, path: &Path, bytes: Vec<u8>) -> Result<(Component, String)> {
         let source: [u8; DIGEST_LEN] = Sha256::digest(&bytes).into();
+        let sha256 = hex(&source);
         let entry = self
             .dir
             .as_ref()
@@ -88,7 +90,7 @@ impl CompileCache {
         {
             self.counts.from_cache.fetch_add(1, Ordering::Relaxed);
             tracing::info!(path = %path.display(), "loaded compiled plugin from cache");
-            return Ok(component);
+            return Ok((component, sha256));
         }
         let compiling = engine.clone();
         let component = tokio::task::spawn_blocking(move || Component::new(&compiling, &bytes))
@@ -101,7 +103,7 @@ impl CompileCache {
         {
             tracing::warn!(entry = %entry.display(), "cannot write the compiled-plugin cache: {e:#}");
         }
-        Ok(component)
+        Ok((component, sha256))
     }
 
     /// A verified entry, or `None` (missing, or unsound and removed).

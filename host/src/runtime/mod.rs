@@ -91,7 +91,7 @@ impl PluginRuntime {
                 path.display()
             );
         }
-        let component = self.cache.component(self.linker.engine(), path, bytes).await?;
+        let (component, sha256) = self.cache.component(self.linker.engine(), path, bytes).await?;
         let name = plugin_name(path);
         let settings = PluginSettings {
             grants: Grants::from_manifest(&name, &manifest)?,
@@ -100,6 +100,7 @@ impl PluginRuntime {
             spare_slots: self.spare_slots.clone(),
             memory: self.memory.clone(),
             manifest,
+            sha256,
         };
         Plugin::load(&self.linker, &name, path, component, settings).await
     }

@@ -20,6 +20,7 @@ use wasmtime_wasi::p2::{DynPollable, SocketError};
 use wasmtime_wasi::sockets::{WasiSocketsCtxView, WasiSocketsView};
 
 use super::{NetworkPolicy, NetworkView};
+use crate::metrics::METRICS;
 
 /// The name lookup interface, seen through the plugin's policy.
 pub struct NameGate<'a> {
@@ -77,6 +78,11 @@ impl Host for NameGate<'_> {
             tracing::warn!(
                 plugin = %self.policy.plugin(), name,
                 "name lookup refused: no [network] rule of the plugin's manifest names it"
+            );
+            METRICS.egress_refused(
+                self.policy.plugin(),
+                &name,
+                "name lookup refused: no [network] rule of the plugin's manifest names it",
             );
             return Err(ErrorCode::AccessDenied.into());
         }

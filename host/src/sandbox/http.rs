@@ -32,6 +32,7 @@ use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 use super::pool::{Origin, Pool, Sender};
 use super::tls::{self, Failure, TlsTrust, Watched};
 use super::{Channel, NetworkPolicy};
+use crate::metrics::METRICS;
 
 /// Bounds a connect (with the TLS and HTTP handshakes) when the guest sets none.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -130,6 +131,7 @@ impl Exchange {
     /// Logs a refused or failed request (with the plugin's name) and returns the guest's error code.
     fn refuse(&self, target: &str, why: &str, code: Error) -> Error {
         tracing::warn!(plugin = %self.policy.plugin(), target, "outgoing HTTP request refused: {why}");
+        METRICS.egress_refused(self.policy.plugin(), target, why);
         code
     }
 

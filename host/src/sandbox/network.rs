@@ -34,6 +34,7 @@ use std::time::{Duration, Instant};
 use wasmtime_wasi::sockets::SocketAddrUse;
 
 use crate::manifest::{HostPattern, IpNet, NetRule};
+use crate::metrics::METRICS;
 
 /// How long the host trusts its own resolution of a rule's name.
 const NAME_CACHE_TTL: Duration = Duration::from_secs(30);
@@ -255,6 +256,7 @@ impl NetworkPolicy {
                 // A datagram from elsewhere is dropped silently by wasmtime-wasi; not worth a warning.
                 if !matches!(usage, SocketAddrUse::UdpReceive) {
                     tracing::warn!(plugin = %self.plugin, address = %addr, ?usage, "network access refused: {why}");
+                    METRICS.egress_refused(&self.plugin, &addr.to_string(), &why);
                 }
                 false
             }

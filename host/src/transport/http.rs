@@ -8,7 +8,7 @@
 //! [`Session`](crate::session::Session); all of them share the one `Server`.
 //! Like stdio, this transport only moves messages. `/healthz` and `/readyz`
 //! say whether the process serves and is ready; `/metrics` (behind the
-//! endpoint's access checks) what it counts.
+//! endpoint's access checks) what it counts; `/status` a live page of it all.
 
 mod access;
 mod connections;
@@ -110,6 +110,8 @@ pub async fn serve(hub: Arc<Hub>, config: HttpConfig) -> Result<()> {
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/metrics", get(health::metrics))
+        .route("/status", get(health::status_page))
+        .route("/status.json", get(health::status))
         .with_state(app);
     tracing::info!("listening on http://{local}{ENDPOINT}");
     let mut connections = Connections::new(&config.settings);

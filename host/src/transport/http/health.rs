@@ -2,14 +2,16 @@
 //! as long as the process serves; `/readyz` answers 200 once the plugins
 //! present at start are loaded and while the state store answers and the
 //! server is not shutting down, else 503 saying which. Neither needs a
-//! token, and neither says more than that. `/metrics` is checked like the
-//! MCP endpoint (host, origin, token).
+//! token, and neither says more than that. `/metrics` and `/status.json`
+//! are checked like the MCP endpoint (host, origin, token); the page at
+//! `/status` holds no data and passes the token it is given in its address's
+//! fragment to `/status.json`.
 
 use std::sync::Arc;
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::Response;
+use axum::response::{Html, Response};
 
 use super::App;
 use super::error::HttpError;
@@ -39,4 +41,16 @@ pub async fn readyz(State(app): State<Arc<App>>) -> (StatusCode, String) {
 pub async fn metrics(State(app): State<Arc<App>>, headers: HeaderMap) -> Result<Response, HttpError> {
     app.access.check(&headers)?;
     Ok(operations::metrics())
+}
+
+pub async fn status_page() -> Html<&'static str> {
+    Html(operations::STATUS_PAGE)
+}
+
+pub async fn status(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+) -> Result<axum::Json<serde_json::Value>, HttpError> {
+    app.access.check(&headers)?;
+    Ok(axum::Json(operations::status(app.sessions.hub())))
 }

@@ -19,6 +19,7 @@
 //! | [`manifest`] | a plugin's manifest, parsed and checked |
 //! | [`contract`] | the WIT bindings and the conversion of what crosses them |
 //! | [`config`] | the resolved settings |
+//! | [`telemetry`] | traces over OTLP, when an endpoint is configured |
 //! | [`metrics`] | what the process counts for operators (`/metrics`) |
 //! | [`limits`] | the bounds of a call and how hitting one is reported |
 //! | [`protocol`] | JSON-RPC framing, typed requests, versions |
@@ -42,4 +43,5 @@ pub mod session;
 pub mod settings;
 pub mod state;
 pub mod tasks;
+pub mod telemetry;
 pub mod transport;

@@ -97,6 +97,19 @@ pub enum LimitHit {
     Output(usize),
 }
 
+impl LimitHit {
+    /// Which limit this is, as metrics and traces name it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            LimitHit::Fuel(_) => "fuel",
+            LimitHit::Deadline(_) => "deadline",
+            LimitHit::Memory(_) => "memory",
+            LimitHit::HostMemory { .. } | LimitHit::HostMemoryBusy => "host_memory",
+            LimitHit::Output(_) => "output",
+        }
+    }
+}
+
 impl fmt::Display for LimitHit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -362,7 +362,8 @@ impl Metrics {
         let _ = self.transport.set(transport);
     }
 
-    fn transport(&self) -> &'static str {
+    /// `pipe` (stdio) or `tcp` (HTTP).
+    pub fn transport(&self) -> &'static str {
         self.transport.get().copied().unwrap_or("pipe")
     }
 
@@ -408,13 +409,7 @@ impl Metrics {
 
     /// A limit stopped a call into `plugin`.
     pub fn limit_hit(&self, plugin: &str, hit: &LimitHit) {
-        let limit = match hit {
-            LimitHit::Fuel(_) => "fuel",
-            LimitHit::Deadline(_) => "deadline",
-            LimitHit::Memory(_) => "memory",
-            LimitHit::HostMemory { .. } | LimitHit::HostMemoryBusy => "host_memory",
-            LimitHit::Output(_) => "output",
-        };
+        let limit = hit.kind();
         self.limit_hits
             .get_or_create(&LimitLabels {
                 plugin: plugin.to_owned(),

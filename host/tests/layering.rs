@@ -23,6 +23,7 @@ const LAYERS: &[&str] = &[
     "manifest",
     "contract",
     "config",
+    "telemetry",
     "metrics",
     "limits",
     "protocol",

@@ -4,7 +4,9 @@
 //! known sequence of calls produces; and the status page, rendered by
 //! headless Chromium (Debian's `chromium`), must show calls, a failing
 //! plugin, a reload, a limit hit and refused egress (its screenshot is kept
-//! in `target/test-output/operations/`).
+//! in `target/test-output/operations/`); and an OTLP receiver here decodes
+//! the spans the server exports (the OpenTelemetry protobuf types) and
+//! checks their names, attributes and parents.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -383,4 +385,221 @@ fn the_status_page_renders_live_numbers_in_chromium() {
     row_with(&after, "\tload failed\tbroken\t");
     assert!(line(&after, "text-tools\t").contains("tools,"), "{after}");
     line(&after, "test_simple_text\tconformance\t3\t0 (0%)\t");
+}
+
+/// An OTLP/HTTP receiver on a loopback port: every `POST /v1/traces` body
+/// is decoded and its spans kept.
+struct OtlpReceiver {
+    port: u16,
+    spans: std::sync::Arc<std::sync::Mutex<Vec<Span>>>,
+}
+
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
+use opentelemetry_proto::tonic::trace::v1::Span;
+use prost::Message;
+
+impl OtlpReceiver {
+    fn start() -> OtlpReceiver {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let spans = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let keep = spans.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut length = 0;
+                let mut path = String::new();
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        break;
+                    }
+                    if path.is_empty() {
+                        path = line.split_whitespace().nth(1).unwrap_or_default().to_owned();
+                    }
+                    if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = value.trim().parse().unwrap();
+                    }
+                    if line == "\r\n" {
+                        break;
+                    }
+                }
+                let mut body = vec![0; length];
+                reader.read_exact(&mut body).unwrap();
+                assert_eq!(path, "/v1/traces", "spans go to the traces path");
+                let request = ExportTraceServiceRequest::decode(body.as_slice()).expect("an OTLP trace request");
+                for resource in request.resource_spans {
+                    for scope in resource.scope_spans {
+                        keep.lock().unwrap().extend(scope.spans);
+                    }
+                }
+                let _ = stream
+                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n");
+            }
+        });
+        OtlpReceiver { port, spans }
+    }
+
+    /// The first span received named `name`, once it has arrived.
+    fn span(&self, name: &str) -> Span {
+        let deadline = Instant::now() + timeout();
+        while Instant::now() < deadline {
+            if let Some(span) = self.spans.lock().unwrap().iter().find(|s| s.name == name) {
+                return span.clone();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let names: Vec<String> = self.spans.lock().unwrap().iter().map(|s| s.name.clone()).collect();
+        panic!("no span named {name:?} arrived; got {names:?}");
+    }
+}
+
+/// Attribute `key` of `span`, as text.
+fn attribute(span: &Span, key: &str) -> Option<String> {
+    let value = span
+        .attributes
+        .iter()
+        .find(|a| a.key == key)?
+        .value
+        .as_ref()?
+        .value
+        .as_ref()?;
+    Some(match value {
+        AnyValue::StringValue(text) => text.clone(),
+        AnyValue::IntValue(n) => n.to_string(),
+        AnyValue::DoubleValue(x) => x.to_string(),
+        AnyValue::BoolValue(b) => b.to_string(),
+        other => format!("{other:?}"),
+    })
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn a_tool_call_that_asks_the_client_is_one_trace_under_the_clients_span() {
+    let receiver = OtlpReceiver::start();
+    let plugins = PluginDir::with(&["conformance", "spinner"]);
+    let mut command = serve_command(plugins.path());
+    command
+        .args(["--no-watch", "--http", "127.0.0.1:0", "--fuel", "1000000000"])
+        .args(["--otlp-endpoint", &format!("http://127.0.0.1:{}", receiver.port)])
+        .env("OTEL_BSP_SCHEDULE_DELAY", "100")
+        .env("WASM_MCP_LOG", "info");
+    let mut server = HttpServer::spawn(command, Stderr::Captured);
+    server.wait_for_stderr("the plugins to load", |log| log.contains("plugins directory loaded"));
+
+    // The client's own span: trace 0af7…, span b7ad….
+    let trace_id = "0af7651916cd43dd8448eb211c80319c";
+    let parent_id = "b7ad6b7169203331";
+    let mut client = server.client();
+    client.initialize(json!({"elicitation": {}}));
+    let meta = json!({"traceparent": format!("00-{trace_id}-{parent_id}-01"), "progressToken": "p"});
+    let exchange = client.request_with(
+        "tools/call",
+        json!({"name": "test_elicitation", "arguments": {"message": "Who are you?"}, "_meta": meta}),
+        |method, _| {
+            assert_eq!(method, "elicitation/create");
+            json!({"action": "accept", "content": {"username": "ada", "email": "ada@example.org"}})
+        },
+    );
+    assert!(
+        exchange.result()["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("ada")
+    );
+    client.call_tool("spin", json!({}));
+
+    let request = receiver.span("tools/call test_elicitation");
+    assert_eq!(hex(&request.trace_id), trace_id, "the request joins the client's trace");
+    assert_eq!(hex(&request.parent_span_id), parent_id, "under the client's span");
+    assert_eq!(attribute(&request, "mcp.method.name").as_deref(), Some("tools/call"));
+    assert_eq!(
+        attribute(&request, "gen_ai.tool.name").as_deref(),
+        Some("test_elicitation")
+    );
+    assert_eq!(
+        attribute(&request, "gen_ai.operation.name").as_deref(),
+        Some("execute_tool")
+    );
+    assert_eq!(
+        attribute(&request, "mcp.protocol.version").as_deref(),
+        Some("2025-11-25")
+    );
+    assert_eq!(attribute(&request, "network.transport").as_deref(), Some("tcp"));
+    assert!(attribute(&request, "jsonrpc.request.id").is_some());
+    assert_eq!(attribute(&request, "error.type"), None);
+
+    let call = receiver.span("plugin conformance tools/call");
+    assert_eq!(call.trace_id, request.trace_id);
+    assert_eq!(
+        call.parent_span_id, request.span_id,
+        "the plugin call is a child of the request"
+    );
+    assert_eq!(attribute(&call, "wasm_mcp.plugin").as_deref(), Some("conformance"));
+    assert_eq!(attribute(&call, "wasm_mcp.plugin.sha256").map(|h| h.len()), Some(64));
+    assert!(attribute(&call, "wasm_mcp.fuel_used").unwrap().parse::<u64>().unwrap() > 0);
+    assert!(
+        attribute(&call, "wasm_mcp.peak_memory_bytes")
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+            > 0
+    );
+    assert!(attribute(&call, "wasm_mcp.wall_ms").is_some());
+    assert_eq!(attribute(&call, "wasm_mcp.outcome").as_deref(), Some("ok"));
+
+    let round_trip = receiver.span("elicitation/create (to the client)");
+    assert_eq!(round_trip.trace_id, request.trace_id);
+    assert_eq!(
+        round_trip.parent_span_id, call.span_id,
+        "the client round trip happens inside the plugin call"
+    );
+
+    // A call stopped by a limit: the request says tool_error, its plugin call which limit.
+    let spin = receiver.span("tools/call spin");
+    assert_eq!(attribute(&spin, "error.type").as_deref(), Some("tool_error"));
+    assert_ne!(
+        hex(&spin.trace_id),
+        trace_id,
+        "a request without traceparent starts its own trace"
+    );
+    let spun = receiver.span("plugin spinner tools/call");
+    assert_eq!(spun.parent_span_id, spin.span_id);
+    assert_eq!(attribute(&spun, "wasm_mcp.limit").as_deref(), Some("fuel"));
+    assert_eq!(attribute(&spun, "wasm_mcp.outcome").as_deref(), Some("limit"));
+    // A task's lifetime is a span under the request that created it.
+    let created = client.request(
+        "tools/call",
+        json!({"name": "slow_compute", "arguments": {"seconds": 0.2}, "task": {"ttl": 60_000}}),
+    );
+    let task_id = created.result()["task"]["taskId"].as_str().unwrap().to_owned();
+    client.request("tasks/result", json!({"taskId": task_id}));
+    let task = receiver.span("task");
+    let creating = receiver.span("tools/call slow_compute");
+    assert_eq!(
+        task.parent_span_id, creating.span_id,
+        "the task is a child of the request that created it"
+    );
+    assert_eq!(attribute(&task, "wasm_mcp.task.id"), Some(task_id));
+    assert_eq!(attribute(&task, "wasm_mcp.task.status").as_deref(), Some("completed"));
+    let computed = receiver.span("plugin conformance tools/call");
+    assert!(
+        receiver
+            .spans
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|s| s.name == computed.name && s.parent_span_id == task.span_id),
+        "the task's plugin call is a child of the task"
+    );
+
+    // Arguments and results are never recorded.
+    let everything = format!("{:?}", receiver.spans.lock().unwrap());
+    assert!(!everything.contains("Who are you?") && !everything.contains("ada@example.org"));
 }

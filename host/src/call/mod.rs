@@ -25,6 +25,7 @@ use crate::limits::Limits;
 use crate::metrics::{METRICS, PluginCallEnd};
 use crate::protocol::LogLevel;
 use crate::sandbox::{CapturedOutput, Grants};
+use crate::telemetry;
 
 /// Characters of a crashed plugin's stderr quoted in its error.
 const STDERR_TAIL_CHARS: usize = 500;
@@ -137,9 +138,20 @@ impl Call {
             peak_memory: state.memory.peak,
         };
         METRICS.plugin_call(&state.plugin, what, ended);
-        if let Err(CallError::Limit(hit)) = &outcome {
-            METRICS.limit_hit(&state.plugin, hit);
-        }
+        let limit = match &outcome {
+            Err(CallError::Limit(hit)) => {
+                METRICS.limit_hit(&state.plugin, hit);
+                Some(hit.kind())
+            }
+            _ => None,
+        };
+        telemetry::plugin_call_ended(
+            fuel_used,
+            state.memory.peak,
+            took.as_secs_f64() * 1000.0,
+            ended.outcome,
+            limit,
+        );
         outcome
     }
 

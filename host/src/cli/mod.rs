@@ -12,7 +12,9 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
 
 #[derive(Parser)]
 #[command(
@@ -48,11 +50,17 @@ pub fn run() -> Result<()> {
         Command::Serve(_) => "info",
         _ => "warn",
     };
-    tracing_subscriber::fmt()
+    let log = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false)
-        .with_env_filter(EnvFilter::try_from_env("WASM_MCP_LOG").unwrap_or_else(|_| EnvFilter::new(default_level)))
-        .init();
+        .with_filter(EnvFilter::try_from_env("WASM_MCP_LOG").unwrap_or_else(|_| EnvFilter::new(default_level)));
+    // Traces only for a server with an OTLP endpoint; kept (and flushed at
+    // the end) for as long as it serves.
+    let (traces, _exporting) = match &cli.command {
+        Command::Serve(args) => wasm_mcp::telemetry::exporter(args.otlp_endpoint())?.unzip(),
+        _ => (None, None),
+    };
+    tracing_subscriber::registry().with(log).with(traces).init();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let result = match cli.command {
         Command::Serve(args) => runtime.block_on(serve::run(args)),

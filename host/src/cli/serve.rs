@@ -38,6 +38,16 @@ pub struct ServeArgs {
     /// Do not watch the plugins directory (for fixed deployments).
     #[arg(long)]
     no_watch: bool,
+    /// Export traces to this OpenTelemetry collector (its OTLP/HTTP base URL, e.g. http://127.0.0.1:4318) [default: none, or the standard OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_TRACES_ENDPOINT]
+    #[arg(long, value_name = "URL")]
+    otlp_endpoint: Option<String>,
+}
+
+impl ServeArgs {
+    /// Where traces go, if the command line says.
+    pub fn otlp_endpoint(&self) -> Option<&str> {
+        self.otlp_endpoint.as_deref()
+    }
 }
 
 pub async fn run(args: ServeArgs) -> Result<()> {

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use anyhow::{Result, bail};
 use tokio::sync::Semaphore;
+use tracing::Instrument;
 use wasmtime::component::{Component, Linker};
 
 use crate::call::{Call, CallError, CallScope, CallState, MemoryBudget, Turn};
@@ -19,6 +20,7 @@ use crate::contract::bindings::{completion, prompts, resources, tools, types};
 use crate::limits::Limits;
 use crate::manifest::Manifest;
 use crate::sandbox::Grants;
+use crate::telemetry;
 use instances::Instances;
 pub use listing::Listing;
 
@@ -71,11 +73,16 @@ pub struct Plugin {
 /// and the outcome.
 macro_rules! call_export {
     ($plugin:expr, $scope:expr, $limits:expr, $indices:expr, $what:expr, $method:ident($($arg:expr),*)) => {{
-        let mut call = $plugin.start($scope, $limits).await?;
-        let result = call
-            .run($indices, async |guest, store| guest.$method(store $(, $arg)*).await)
-            .await;
-        $plugin.end(call, $what, result)
+        let span = telemetry::plugin_call(&$plugin.name, &$plugin.sha256, $what);
+        async {
+            let mut call = $plugin.start($scope, $limits).await?;
+            let result = call
+                .run($indices, async |guest, store| guest.$method(store $(, $arg)*).await)
+                .await;
+            $plugin.end(call, $what, result)
+        }
+        .instrument(span)
+        .await
     }};
 }
 

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
+use tracing::Instrument;
 
 use super::mrtr::Exchange;
 use super::outbound::Key;
@@ -15,6 +16,7 @@ use super::{Era, Session};
 use crate::call::{BoxFuture, ChangedLists, ClientLink, ClientRequestError, Question, ask_each};
 use crate::protocol::jsonrpc;
 use crate::protocol::{LogLevel, RequestId, RpcError};
+use crate::telemetry;
 
 type Answer = Result<Value, RpcError>;
 
@@ -88,7 +90,9 @@ impl Session {
         };
         self.send(jsonrpc::request(number, method, params), related.cloned());
         let timeout = self.hub.config.client_timeout();
-        let answer = tokio::time::timeout(timeout, receiver).await;
+        let answer = tokio::time::timeout(timeout, receiver)
+            .instrument(telemetry::client_round_trip(method))
+            .await;
         guard.answered = answer.is_ok();
         match answer {
             Ok(Ok(Ok(result))) => Ok(result),

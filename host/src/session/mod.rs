@@ -208,7 +208,7 @@ impl Session {
         // Every answer, errors included, belongs to its request (over HTTP,
         // on the stream of the POST that carried it).
         let mut params = params;
-        let served = Served::new(&method, &params, &self.hub);
+        let mut served = Served::new(&method, &params, &self.hub);
         let (era, conversation) = if modern::is_modern(&method, &params) {
             let meta = match modern::check_method(&method).and_then(|()| RequestMeta::parse(&params)) {
                 Ok(meta) => meta,
@@ -246,6 +246,7 @@ impl Session {
         }
         let progress_token = crate::protocol::requests::progress_token(&params);
         let trace = TraceContext::of(&params);
+        served.trace(&id, self.version_of(&era), &params, trace.as_ref());
         let request = match Request::parse(&method, params) {
             Ok(request) => request,
             Err(error) => return self.answer(&id, &era, &served, Err(error)),
@@ -278,15 +279,17 @@ impl Session {
             in_flight.insert(id.clone(), token.clone());
         }
         let session = self.clone();
-        let traced = trace.map(|trace| {
-            let client = match &era {
-                Era::Modern(request) => request.meta.client_name.as_deref(),
-                Era::Legacy => None,
-            };
-            tracing::info_span!(
-                "request", %id, method, traceparent = trace.traceparent.as_str(),
-                tracestate = trace.tracestate.as_deref(), client
-            )
+        let traced = served.span().cloned().or_else(|| {
+            trace.map(|trace| {
+                let client = match &era {
+                    Era::Modern(request) => request.meta.client_name.as_deref(),
+                    Era::Legacy => None,
+                };
+                tracing::info_span!(
+                    "request", %id, method, traceparent = trace.traceparent.as_str(),
+                    tracestate = trace.tracestate.as_deref(), client
+                )
+            })
         });
         let running = async move {
             let outcome = match conversation {
@@ -340,11 +343,7 @@ impl Session {
         served: &Served,
         outcome: Result<(Value, Option<modern::CacheHint>), RpcError>,
     ) {
-        let version = match era {
-            Era::Legacy => self.protocol_version(),
-            Era::Modern(_) => modern::MODERN_VERSION,
-        };
-        served.record(version, outcome.as_ref().map(|(result, _)| result));
+        served.record(self.version_of(era), outcome.as_ref().map(|(result, _)| result));
         let outcome = match era {
             Era::Legacy => outcome.map(|(result, _)| result),
             Era::Modern(_) => outcome
@@ -389,6 +388,14 @@ impl Session {
                 }
             }
             Notification::Unknown(method) => tracing::debug!(method, "ignoring unknown notification"),
+        }
+    }
+
+    /// The protocol revision a request of `era` is served in.
+    fn version_of(&self, era: &Era) -> &'static str {
+        match era {
+            Era::Legacy => self.protocol_version(),
+            Era::Modern(_) => modern::MODERN_VERSION,
         }
     }
 

@@ -1,15 +1,18 @@
-//! The metric of one request: what was asked (of which tool), how long the
-//! answer took and how it ended, recorded as `mcp.server.operation.duration`
-//! (see [`crate::metrics`]).
+//! The metric and the span of one request: what was asked (of which tool),
+//! how long the answer took and how it ended, recorded as
+//! `mcp.server.operation.duration` (see [`crate::metrics`]) and, when traces
+//! are exported, on the request's span (see [`crate::telemetry`]).
 
 use std::time::Instant;
 
 use serde_json::Value;
+use tracing::Span;
 
 use super::Hub;
 use crate::metrics::{METRICS, Operation};
-use crate::protocol::RpcError;
-use crate::protocol::requests::known_method;
+use crate::protocol::requests::{TraceContext, known_method};
+use crate::protocol::{RequestId, RpcError};
+use crate::telemetry::{self, RequestSpan};
 
 /// A request being served.
 pub(super) struct Served {
@@ -18,6 +21,8 @@ pub(super) struct Served {
     /// name only the client made up).
     tool: Option<String>,
     started: Instant,
+    /// The request's span, when traces are exported.
+    span: Option<Span>,
 }
 
 impl Served {
@@ -35,7 +40,31 @@ impl Served {
             method,
             tool,
             started: Instant::now(),
+            span: None,
         }
+    }
+
+    /// Opens the request's span (when traces are exported), in protocol
+    /// `version`, under the client's `trace` context; `params` name its target.
+    pub fn trace(&mut self, id: &RequestId, version: &'static str, params: &Value, trace: Option<&TraceContext>) {
+        if !telemetry::enabled() {
+            return;
+        }
+        let id = id.to_string();
+        let target = params.get("name").or_else(|| params.get("uri")).and_then(Value::as_str);
+        self.span = telemetry::request(RequestSpan {
+            method: self.method,
+            target,
+            id: &id,
+            version,
+            traceparent: trace.map(|t| t.traceparent.as_str()),
+            tracestate: trace.and_then(|t| t.tracestate.as_deref()),
+        });
+    }
+
+    /// The request's span, if it has one.
+    pub fn span(&self) -> Option<&Span> {
+        self.span.as_ref()
     }
 
     /// Records the answer, in protocol `version`: an error by its code, a
@@ -46,6 +75,9 @@ impl Served {
             Ok(result) if result.get("isError") == Some(&Value::Bool(true)) => Some("tool_error".to_owned()),
             Ok(_) => None,
         };
+        if let (Some(span), Some(error)) = (&self.span, &error) {
+            telemetry::failed(span, error);
+        }
         let operation = Operation {
             method: self.method,
             tool: self.tool.as_deref(),

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
+use tracing::Instrument;
 
 use super::Session;
 use super::hub::Hub;
@@ -20,6 +21,7 @@ use super::mrtr::{Asked, Detached};
 use crate::protocol::{RpcError, modern};
 use crate::state::{Event, TaskEntry};
 use crate::tasks::{Status, Task};
+use crate::telemetry;
 
 impl Session {
     /// Runs `detached` on as a new task of the server; the request's answer
@@ -38,7 +40,10 @@ impl Session {
         };
         detached.close_request();
         let created = task.to_created();
-        self.hub.task_runs.spawn(run(self.hub.clone(), task, detached));
+        let span = telemetry::task(&task.id);
+        self.hub
+            .task_runs
+            .spawn(run(self.hub.clone(), task, detached).instrument(span));
         Ok(created)
     }
 
@@ -273,6 +278,7 @@ async fn run(hub: Arc<Hub>, task: Arc<Task>, mut detached: Detached) {
         ),
         None => task.finish(Status::Cancelled, Some("cancelled".into()), None),
     };
+    telemetry::task_ended(task.status().as_str());
     match ended {
         true => {
             if let Some(now) = hub.tasks.record_end(&task).await {

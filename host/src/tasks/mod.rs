@@ -98,7 +98,7 @@ impl State {
 }
 
 impl Status {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Status::Working => "working",
             Status::InputRequired => "input_required",

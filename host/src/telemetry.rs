@@ -1,0 +1,227 @@
+//! Traces for the people who run the host. With an OTLP endpoint configured
+//! (`--otlp-endpoint`, or the standard `OTEL_EXPORTER_OTLP_ENDPOINT` and
+//! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`), every request is a span after the
+//! OpenTelemetry semantic conventions for MCP (`{mcp.method.name} {target}`),
+//! parented on the `traceparent` the client put in `_meta`, with a child span
+//! for each plugin call and each round trip to the client; they leave over
+//! OTLP/HTTP (protobuf) in batches, off the request path.
+//!
+//! Without an endpoint nothing is built and [`enabled`] is false: no span is
+//! made and nothing runs. Arguments and results are never recorded.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{Context, Result};
+use opentelemetry::propagation::TextMapPropagator;
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_otlp::{SpanExporter, WithExportConfig};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use tracing::Span;
+use tracing::field::Empty;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+use tracing_subscriber::Layer;
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::registry::LookupSpan;
+
+static ENABLED: AtomicBool = AtomicBool::new(false);
+
+/// Whether spans are exported (an endpoint is configured).
+pub fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
+
+/// The exporter while it runs; dropping it sends what is still buffered.
+pub struct Traces(SdkTracerProvider);
+
+impl Drop for Traces {
+    fn drop(&mut self) {
+        if let Err(e) = self.0.shutdown() {
+            eprintln!("wasm-mcp: the last traces could not be sent: {e}");
+        }
+    }
+}
+
+/// Where traces go: `--otlp-endpoint` (a collector's OTLP/HTTP base URL,
+/// such as `http://127.0.0.1:4318`; `/v1/traces` is added), else the
+/// standard variables; none: no traces.
+fn endpoint(flag: Option<&str>) -> Option<Option<String>> {
+    if let Some(base) = flag {
+        let base = base.trim_end_matches('/');
+        return Some(Some(if base.ends_with("/v1/traces") {
+            base.to_owned()
+        } else {
+            format!("{base}/v1/traces")
+        }));
+    }
+    let set = |name| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    // The exporter reads the variables itself.
+    (set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") || set("OTEL_EXPORTER_OTLP_ENDPOINT")).then_some(None)
+}
+
+/// The layer that exports the host's spans, and the exporter to keep while
+/// serving; none when no endpoint is configured.
+pub fn exporter<S>(flag: Option<&str>) -> Result<Option<(impl Layer<S>, Traces)>>
+where
+    S: tracing::Subscriber + for<'span> LookupSpan<'span>,
+{
+    let Some(url) = endpoint(flag) else { return Ok(None) };
+    let builder = SpanExporter::builder().with_http();
+    let builder = match &url {
+        Some(url) => builder.with_endpoint(url.clone()),
+        None => builder,
+    };
+    let exporter = builder.build().context("cannot set up the OTLP trace exporter")?;
+    let mut resource = Resource::builder();
+    if std::env::var_os("OTEL_SERVICE_NAME").is_none() {
+        resource = resource.with_service_name("wasm-mcp");
+    }
+    let provider = SdkTracerProvider::builder()
+        .with_batch_exporter(exporter)
+        .with_resource(resource.build())
+        .build();
+    let layer = tracing_opentelemetry::layer()
+        .with_tracer(provider.tracer("wasm-mcp"))
+        .with_filter(Targets::new().with_target("wasm_mcp::telemetry", tracing::Level::INFO));
+    ENABLED.store(true, Ordering::Relaxed);
+    Ok(Some((layer, Traces(provider))))
+}
+
+/// What names a request's span.
+pub struct RequestSpan<'a> {
+    pub method: &'static str,
+    /// The tool, prompt or resource it is about, as the client named it.
+    pub target: Option<&'a str>,
+    pub id: &'a str,
+    pub version: &'static str,
+    /// The client's `traceparent` and `tracestate` from `_meta`.
+    pub traceparent: Option<&'a str>,
+    pub tracestate: Option<&'a str>,
+}
+
+/// The span of a request (none unless traces are exported).
+pub fn request(request: RequestSpan<'_>) -> Option<Span> {
+    if !enabled() {
+        return None;
+    }
+    let name = match request.target {
+        Some(target) => format!("{} {target}", request.method),
+        None => request.method.to_owned(),
+    };
+    let (tool, prompt, uri) = match request.method {
+        "tools/call" => (request.target, None, None),
+        "prompts/get" => (None, request.target, None),
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => (None, None, request.target),
+        _ => (None, None, None),
+    };
+    let span = tracing::info_span!(
+        target: "wasm_mcp::telemetry",
+        "request",
+        otel.name = name,
+        otel.kind = "server",
+        otel.status_code = Empty,
+        mcp.method.name = request.method,
+        mcp.protocol.version = request.version,
+        gen_ai.tool.name = tool,
+        gen_ai.prompt.name = prompt,
+        mcp.resource.uri = uri,
+        gen_ai.operation.name = tool.map(|_| "execute_tool"),
+        jsonrpc.request.id = request.id,
+        network.transport = crate::metrics::METRICS.transport(),
+        error.type = Empty,
+    );
+    if let Some(traceparent) = request.traceparent {
+        let mut carrier = HashMap::from([("traceparent".to_owned(), traceparent.to_owned())]);
+        if let Some(tracestate) = request.tracestate {
+            carrier.insert("tracestate".to_owned(), tracestate.to_owned());
+        }
+        let _ = span.set_parent(TraceContextPropagator::new().extract(&carrier));
+    }
+    Some(span)
+}
+
+/// Marks `span` as ended with `error` (a JSON-RPC code, or `tool_error`).
+pub fn failed(span: &Span, error: &str) {
+    span.record("error.type", error);
+    span.record("otel.status_code", "ERROR");
+}
+
+/// The span of one call into `plugin` (the version `sha256`), a child of
+/// the current one; [`plugin_call_ended`] fills in what it used.
+pub fn plugin_call(plugin: &str, sha256: &str, what: &'static str) -> Span {
+    if !enabled() {
+        return Span::none();
+    }
+    tracing::info_span!(
+        target: "wasm_mcp::telemetry",
+        "plugin call",
+        otel.name = format!("plugin {plugin} {what}"),
+        otel.status_code = Empty,
+        wasm_mcp.plugin = plugin,
+        wasm_mcp.plugin.sha256 = sha256,
+        wasm_mcp.call = what,
+        wasm_mcp.fuel_used = Empty,
+        wasm_mcp.peak_memory_bytes = Empty,
+        wasm_mcp.wall_ms = Empty,
+        wasm_mcp.outcome = Empty,
+        wasm_mcp.limit = Empty,
+    )
+}
+
+/// What the call of the current plugin-call span used, and how it ended
+/// (`limit`: the limit that stopped it).
+pub fn plugin_call_ended(fuel: u64, peak_memory: usize, wall_ms: f64, outcome: &str, limit: Option<&str>) {
+    if !enabled() {
+        return;
+    }
+    let span = Span::current();
+    span.record("wasm_mcp.fuel_used", fuel);
+    span.record("wasm_mcp.peak_memory_bytes", peak_memory as u64);
+    span.record("wasm_mcp.wall_ms", wall_ms);
+    span.record("wasm_mcp.outcome", outcome);
+    if let Some(limit) = limit {
+        span.record("wasm_mcp.limit", limit);
+    }
+    if outcome != "ok" {
+        span.record("otel.status_code", "ERROR");
+    }
+}
+
+/// The span of a task's lifetime, from its creation to its end, a child of
+/// the request that created it; [`task_ended`] says how it ended.
+pub fn task(id: &str) -> Span {
+    if !enabled() {
+        return Span::none();
+    }
+    tracing::info_span!(
+        target: "wasm_mcp::telemetry",
+        "task",
+        otel.name = "task",
+        wasm_mcp.task.id = id,
+        wasm_mcp.task.status = Empty,
+    )
+}
+
+/// The task of the current task span ended with `status`.
+pub fn task_ended(status: &str) {
+    if enabled() {
+        Span::current().record("wasm_mcp.task.status", status);
+    }
+}
+
+/// The span of a request the server sends the client (sampling,
+/// elicitation, roots, ping), a child of the current one.
+pub fn client_round_trip(method: &str) -> Span {
+    if !enabled() {
+        return Span::none();
+    }
+    tracing::info_span!(
+        target: "wasm_mcp::telemetry",
+        "client request",
+        otel.name = format!("{method} (to the client)"),
+        otel.kind = "client",
+        mcp.method.name = method,
+    )
+}

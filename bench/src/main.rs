@@ -8,6 +8,8 @@
 //! - `wasm-mcp-bench limits`: the cost of fuel (and epochs) on CPU-bound tools.
 //! - `wasm-mcp-bench replicas`: 1 and 3 replicas behind HAProxy sharing a
 //!   Redis, and task create-to-result with the embedded store and Redis.
+//! - `wasm-mcp-bench telemetry`: echo with traces exported over OTLP
+//!   against the same binary without an endpoint.
 //! - `wasm-mcp-bench native-server` and `wasm-mcp-bench rmcp-server`: the
 //!   two native MCP servers the suite compares against, started by the suite.
 
@@ -22,6 +24,7 @@ mod rmcp_server;
 mod settings;
 mod stats;
 mod suite;
+mod telemetry;
 mod workloads;
 
 fn main() {
@@ -35,12 +38,13 @@ fn main() {
         Some("reload") => reload::run(args.get(1).is_some_and(|a| a == "languages")),
         Some("limits") => limits::run(),
         Some("replicas") => replicas::run(),
+        Some("telemetry") => telemetry::run(),
         Some("native-server") => native_server::serve(),
         Some("rmcp-server") => rmcp_server::serve(),
         Some(other) => {
             eprintln!(
                 "unknown command {other:?}: use `run` (the default), `http`, `reload [languages]`, `limits`, \
-                 `replicas`, `native-server` or `rmcp-server`"
+                 `replicas`, `telemetry`, `native-server` or `rmcp-server`"
             );
             std::process::exit(2);
         }

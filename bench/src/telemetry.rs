@@ -1,0 +1,107 @@
+//! `wasm-mcp-bench telemetry`: what exporting traces costs a call, against
+//! the same binary with no endpoint (no exporter, no span made).
+//!
+//! Two stdio servers of raw-echo take turns, five rounds each: one with no
+//! OTLP endpoint, one exporting every span to an OTLP/HTTP receiver of this
+//! process on loopback (it reads each batch and answers 200). Each round
+//! times echo round trips one at a time, and calls/s with 16 in flight;
+//! the medians of the rounds are printed. The cost of the code being there
+//! at all (off against a build without it) is an A/B of two binaries
+//! (`WASM_MCP_BIN`); bench/HISTORY.md has that one.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::time::Duration;
+
+use wasm_mcp_tests::PluginDir;
+use wasm_mcp_tests::process::serve_command;
+use wasm_mcp_tests::stdio::LeanStdioClient;
+
+use crate::settings::quick;
+use crate::stats::{median, micros, percentile};
+use crate::workloads::echo_call;
+
+const ROUNDS: usize = 5;
+
+/// An OTLP/HTTP receiver that reads every request and answers 200; its port.
+fn receiver() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut stream = stream;
+                loop {
+                    let mut length = 0;
+                    loop {
+                        let mut line = String::new();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                            length = value.trim().parse().unwrap_or(0);
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                    }
+                    let mut body = vec![0; length];
+                    if reader.read_exact(&mut body).is_err()
+                        || stream
+                            .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+                            .is_err()
+                    {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+pub fn run() {
+    let plugins = PluginDir::with(&["raw-echo"]);
+    let endpoint = format!("http://127.0.0.1:{}", receiver());
+    let server = |extra: &[&str]| {
+        let mut command = serve_command(plugins.path());
+        command.args(extra).env_remove("OTEL_EXPORTER_OTLP_ENDPOINT");
+        let mut client = LeanStdioClient::spawn(command);
+        client.initialize();
+        client
+    };
+    let mut servers = [
+        ("traces off", server(&[])),
+        ("traces exported", server(&["--otlp-endpoint", &endpoint])),
+    ];
+    let call = echo_call();
+    let (trips, flood) = if quick() { (200, 1000) } else { (2000, 10_000) };
+    let mut measured: Vec<(Vec<Duration>, Vec<Duration>, Vec<f64>)> = vec![Default::default(); servers.len()];
+    for _ in 0..ROUNDS {
+        for ((_, client), (p50s, p99s, rates)) in servers.iter_mut().zip(&mut measured) {
+            let latencies = client.latencies(&call, trips);
+            p50s.push(percentile(&latencies, 50.0));
+            p99s.push(percentile(&latencies, 99.0));
+            let run = client.throughput(&call, 16, flood);
+            rates.push(flood as f64 / run.elapsed.as_secs_f64());
+        }
+    }
+    println!("echo over stdio, medians of {ROUNDS} rounds taken in turns:");
+    let off_rate = median_rate(&measured[0].2);
+    for ((name, _), (p50s, p99s, rates)) in servers.iter().zip(&measured) {
+        let rate = median_rate(rates);
+        println!(
+            "{name:<16} round trip p50 {:>10}  p99 {:>10}   calls/s with 16 in flight {rate:>7.0}/s ({:.2}× of off)",
+            micros(median(p50s)),
+            micros(median(p99s)),
+            rate / off_rate
+        );
+    }
+}
+
+fn median_rate(rates: &[f64]) -> f64 {
+    let mut sorted = rates.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[sorted.len() / 2]
+}

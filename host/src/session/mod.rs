@@ -208,7 +208,7 @@ impl Session {
         // Every answer, errors included, belongs to its request (over HTTP,
         // on the stream of the POST that carried it).
         let mut params = params;
-        let mut served = Served::new(&method, &params, &self.hub);
+        let mut served = Served::new(&method, &params);
         let (era, conversation) = if modern::is_modern(&method, &params) {
             let meta = match modern::check_method(&method).and_then(|()| RequestMeta::parse(&params)) {
                 Ok(meta) => meta,
@@ -343,7 +343,11 @@ impl Session {
         served: &Served,
         outcome: Result<(Value, Option<modern::CacheHint>), RpcError>,
     ) {
-        served.record(self.version_of(era), outcome.as_ref().map(|(result, _)| result));
+        served.record(
+            &self.hub,
+            self.version_of(era),
+            outcome.as_ref().map(|(result, _)| result),
+        );
         let outcome = match era {
             Era::Legacy => outcome.map(|(result, _)| result),
             Era::Modern(_) => outcome
@@ -401,7 +405,7 @@ impl Session {
 
     /// Answers a request refused before its era was known.
     fn refuse(&self, id: &RequestId, served: &Served, error: RpcError) {
-        served.record(modern::MODERN_VERSION, Err(&error));
+        served.record(&self.hub, modern::MODERN_VERSION, Err(&error));
         self.respond(id, Err(error));
     }
 

@@ -17,8 +17,8 @@ use crate::telemetry::{self, RequestSpan};
 /// A request being served.
 pub(super) struct Served {
     method: &'static str,
-    /// The tool a `tools/call` names, when the catalog has it (never a
-    /// name only the client made up).
+    /// The tool a `tools/call` names, as the client named it; a label only
+    /// once the catalog is seen to have it (never a name only the client made up).
     tool: Option<String>,
     started: Instant,
     /// The request's span, when traces are exported.
@@ -26,14 +26,10 @@ pub(super) struct Served {
 }
 
 impl Served {
-    pub fn new(method: &str, params: &Value, hub: &Hub) -> Self {
+    pub fn new(method: &str, params: &Value) -> Self {
         let method = known_method(method);
         let tool = match method {
-            "tools/call" => params
-                .get("name")
-                .and_then(Value::as_str)
-                .filter(|name| hub.catalog().tools.contains_key(*name))
-                .map(str::to_owned),
+            "tools/call" => params.get("name").and_then(Value::as_str).map(str::to_owned),
             _ => None,
         };
         Served {
@@ -69,7 +65,9 @@ impl Served {
 
     /// Records the answer, in protocol `version`: an error by its code, a
     /// tool result with `isError` as `tool_error`.
-    pub fn record(&self, version: &'static str, outcome: Result<&Value, &RpcError>) {
+    /// The tool is checked against the catalog `hub` serves now: a call that
+    /// arrived while the plugins were loading is labelled by its tool too.
+    pub fn record(&self, hub: &Hub, version: &'static str, outcome: Result<&Value, &RpcError>) {
         let error = match outcome {
             Err(error) => Some(error.code.to_string()),
             Ok(result) if result.get("isError") == Some(&Value::Bool(true)) => Some("tool_error".to_owned()),
@@ -80,7 +78,10 @@ impl Served {
         }
         let operation = Operation {
             method: self.method,
-            tool: self.tool.as_deref(),
+            tool: self
+                .tool
+                .as_deref()
+                .filter(|name| hub.catalog().tools.contains_key(*name)),
             version,
         };
         METRICS.operation(operation, error, self.started.elapsed());

@@ -11,9 +11,10 @@
 //! latest limit hits and refused egress.
 //!
 //! One set per process ([`METRICS`]); recording one value is a few atomic
-//! operations (a tool call also takes one short lock). Every label value comes from the server's own vocabulary (the
-//! methods it serves, the names of loaded plugins and their tools, fixed
-//! kinds), never from what a client sends, so the series stay bounded.
+//! operations (a tool call also takes one short lock). Every label value
+//! comes from the server's own vocabulary (the methods it serves, the names
+//! of loaded plugins and their tools, fixed kinds), never from what a client
+//! sends, so the series stay bounded.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{LazyLock, Mutex, OnceLock};
@@ -210,7 +211,7 @@ fn now_ms() -> u64 {
 
 impl Metrics {
     fn new() -> Self {
-        let metrics = Metrics {
+        let mut metrics = Metrics {
             registry: Registry::default(),
             operations: Family::new_with_constructor(durations),
             sessions_ended: Family::new_with_constructor(session_durations),
@@ -234,97 +235,96 @@ impl Metrics {
             recent: Mutex::default(),
             load_errors: Mutex::default(),
         };
-        let mut registry = Registry::default();
-        registry.register_with_unit(
+        metrics.registry.register_with_unit(
             "mcp_server_operation_duration",
             "How long the server took to answer a request (mcp.server.operation.duration)",
             Unit::Seconds,
             metrics.operations.clone(),
         );
-        registry.register_with_unit(
+        metrics.registry.register_with_unit(
             "mcp_server_session_duration",
             "How long the sessions that ended lasted (mcp.server.session.duration)",
             Unit::Seconds,
             metrics.sessions_ended.clone(),
         );
-        registry.register(
+        metrics.registry.register(
             "wasm_mcp_sessions",
             "Sessions open now (2025-11-25 sessions; a 2026-07-28 request needs none)",
             metrics.sessions.clone(),
         );
-        registry.register(
+        metrics.registry.register(
             "wasm_mcp_subscriptions",
             "Resource subscriptions and subscriptions/listen streams open now",
             metrics.subscriptions.clone(),
         );
-        registry.register(
+        metrics.registry.register(
             "wasm_mcp_plugin_calls",
             "Calls into plugins, by what they were and how they ended",
             metrics.plugin_calls.clone(),
         );
-        registry.register_with_unit(
+        metrics.registry.register_with_unit(
             "wasm_mcp_plugin_call_duration",
             "Wall time of calls into plugins, from instance to outcome",
             Unit::Seconds,
             metrics.plugin_call_duration.clone(),
         );
-        registry.register(
+        metrics.registry.register(
             "wasm_mcp_plugin_fuel_consumed",
             "Fuel (wasm instructions) the calls of a plugin used",
             metrics.fuel.clone(),
         );
-        registry.register_with_unit(
+        metrics.registry.register_with_unit(
             "wasm_mcp_plugin_call_peak_memory",
             "The most linear memory one call used",
             Unit::Bytes,
             metrics.peak_memory.clone(),
         );
-        registry.register(
+        metrics.registry.register(
             "wasm_mcp_plugin_limit_hits",
             "Calls stopped by a limit, by which",
             metrics.limit_hits.clone(),
         );
-        registry.register(
+        metrics.registry.register(
             "wasm_mcp_plugin_calls_running",
             "Calls into plugins running now",
             metrics.calls_running.clone(),
         );
-        registry.register(
+        metrics.registry.register(
             "wasm_mcp_plugin_calls_waiting",
-            "Calls waiting for their turn (the concurrency limits) or for the memory budget",
+            "Calls waiting for their turn (the concurrency limits)",
             metrics.calls_waiting.clone(),
         );
-        registry.register(
+        metrics.registry.register(
             "wasm_mcp_plugin_loads",
             "Plugin versions loaded from the plugins directory, and failures to load one",
             metrics.plugin_loads.clone(),
         );
-        registry.register(
+        metrics.registry.register(
             "wasm_mcp_plugins_loaded",
             "Plugins serving now",
             metrics.plugins_loaded.clone(),
         );
-        registry.register(
+        metrics.registry.register(
             "wasm_mcp_reloads",
             "Changes of the plugins directory applied",
             metrics.reloads.clone(),
         );
-        registry.register(
+        metrics.registry.register(
             "wasm_mcp_tasks",
             "Tasks this process holds, by status",
             metrics.tasks.clone(),
         );
-        registry.register(
+        metrics.registry.register(
             "wasm_mcp_outbound_dropped",
             "Notifications dropped or merged because a client did not read them fast enough or a call's budget ran out",
             metrics.outbound_dropped.clone(),
         );
-        registry.register(
+        metrics.registry.register(
             "wasm_mcp_egress_refused",
             "Outgoing connections, name lookups and HTTP requests of plugins the sandbox refused",
             metrics.egress_refused.clone(),
         );
-        Metrics { registry, ..metrics }
+        metrics
     }
 
     /// Every metric, in the Prometheus text exposition format.

@@ -118,9 +118,9 @@ impl Call {
         let state = self.store.data();
         let fuel_used = self.guard.fuel().saturating_sub(self.store.get_fuel().unwrap_or(0));
         let took = self.guard.elapsed();
+        let wall_ms = took.as_secs_f64() * 1000.0;
         tracing::debug!(
-            plugin = %state.plugin, call = what, fuel_used,
-            wall_ms = took.as_secs_f64() * 1000.0,
+            plugin = %state.plugin, call = what, fuel_used, wall_ms,
             peak_memory_bytes = state.memory.peak,
             "plugin call finished"
         );
@@ -145,13 +145,7 @@ impl Call {
             }
             _ => None,
         };
-        telemetry::plugin_call_ended(
-            fuel_used,
-            state.memory.peak,
-            took.as_secs_f64() * 1000.0,
-            ended.outcome,
-            limit,
-        );
+        telemetry::plugin_call_ended(fuel_used, state.memory.peak, wall_ms, ended.outcome, limit);
         outcome
     }
 

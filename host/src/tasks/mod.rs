@@ -91,8 +91,13 @@ impl State {
     /// Moves to `status`, one revision on, now.
     fn move_to(&mut self, status: Status) {
         METRICS.task_moved(Some(self.status.as_str()), Some(status.as_str()));
-        self.revision += 1;
         self.status = status;
+        self.touch();
+    }
+
+    /// Records a change, one revision on, now.
+    fn touch(&mut self) {
+        self.revision += 1;
         self.updated_at = SystemTime::now();
     }
 }
@@ -311,8 +316,7 @@ impl Task {
                 let _ = answered.send(answers);
             }
         } else {
-            state.revision += 1;
-            state.updated_at = SystemTime::now();
+            state.touch();
         }
         true
     }

@@ -3,17 +3,16 @@
 //!
 //! Two stdio servers of raw-echo take turns, five rounds each: one with no
 //! OTLP endpoint, one exporting every span to an OTLP/HTTP receiver of this
-//! process on loopback (it reads each batch and answers 200). Each round
+//! process on loopback (the tests' receiver: it decodes and keeps each batch). Each round
 //! times echo round trips one at a time, and calls/s with 16 in flight;
 //! the medians of the rounds are printed. The cost of the code being there
 //! at all (off against a build without it) is an A/B of two binaries
 //! (`WASM_MCP_BIN`); bench/HISTORY.md has that one.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::time::Duration;
 
 use wasm_mcp_tests::PluginDir;
+use wasm_mcp_tests::otlp::OtlpReceiver;
 use wasm_mcp_tests::process::serve_command;
 use wasm_mcp_tests::stdio::LeanStdioClient;
 
@@ -23,47 +22,10 @@ use crate::workloads::echo_call;
 
 const ROUNDS: usize = 5;
 
-/// An OTLP/HTTP receiver that reads every request and answers 200; its port.
-fn receiver() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut stream = stream;
-                loop {
-                    let mut length = 0;
-                    loop {
-                        let mut line = String::new();
-                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                            length = value.trim().parse().unwrap_or(0);
-                        }
-                        if line == "\r\n" {
-                            break;
-                        }
-                    }
-                    let mut body = vec![0; length];
-                    if reader.read_exact(&mut body).is_err()
-                        || stream
-                            .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
-                            .is_err()
-                    {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    port
-}
-
 pub fn run() {
     let plugins = PluginDir::with(&["raw-echo"]);
-    let endpoint = format!("http://127.0.0.1:{}", receiver());
+    let receiver = OtlpReceiver::start();
+    let endpoint = receiver.url();
     let server = |extra: &[&str]| {
         let mut command = serve_command(plugins.path());
         command.args(extra).env_remove("OTEL_EXPORTER_OTLP_ENDPOINT");

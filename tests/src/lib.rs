@@ -12,6 +12,7 @@ pub mod https;
 pub mod jsonrpc;
 pub mod loopback;
 pub mod modern;
+pub mod otlp;
 pub mod paths;
 pub mod plugin_dir;
 pub mod proc_stat;

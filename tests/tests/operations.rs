@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use wasm_mcp_tests::http::{HttpServer, McpClient};
+use wasm_mcp_tests::otlp::{AnyValue, OtlpReceiver, Span};
 use wasm_mcp_tests::process::{Stderr, serve_command};
 use wasm_mcp_tests::{PluginDir, StdioServer, timeout, workspace_root};
 
@@ -387,76 +388,6 @@ fn the_status_page_renders_live_numbers_in_chromium() {
     line(&after, "test_simple_text\tconformance\t3\t0 (0%)\t");
 }
 
-/// An OTLP/HTTP receiver on a loopback port: every `POST /v1/traces` body
-/// is decoded and its spans kept.
-struct OtlpReceiver {
-    port: u16,
-    spans: std::sync::Arc<std::sync::Mutex<Vec<Span>>>,
-}
-
-use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
-use opentelemetry_proto::tonic::trace::v1::Span;
-use prost::Message;
-
-impl OtlpReceiver {
-    fn start() -> OtlpReceiver {
-        use std::io::{BufRead, BufReader, Read, Write};
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let spans = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let keep = spans.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut length = 0;
-                let mut path = String::new();
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        break;
-                    }
-                    if path.is_empty() {
-                        path = line.split_whitespace().nth(1).unwrap_or_default().to_owned();
-                    }
-                    if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                        length = value.trim().parse().unwrap();
-                    }
-                    if line == "\r\n" {
-                        break;
-                    }
-                }
-                let mut body = vec![0; length];
-                reader.read_exact(&mut body).unwrap();
-                assert_eq!(path, "/v1/traces", "spans go to the traces path");
-                let request = ExportTraceServiceRequest::decode(body.as_slice()).expect("an OTLP trace request");
-                for resource in request.resource_spans {
-                    for scope in resource.scope_spans {
-                        keep.lock().unwrap().extend(scope.spans);
-                    }
-                }
-                let _ = stream
-                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n");
-            }
-        });
-        OtlpReceiver { port, spans }
-    }
-
-    /// The first span received named `name`, once it has arrived.
-    fn span(&self, name: &str) -> Span {
-        let deadline = Instant::now() + timeout();
-        while Instant::now() < deadline {
-            if let Some(span) = self.spans.lock().unwrap().iter().find(|s| s.name == name) {
-                return span.clone();
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let names: Vec<String> = self.spans.lock().unwrap().iter().map(|s| s.name.clone()).collect();
-        panic!("no span named {name:?} arrived; got {names:?}");
-    }
-}
-
 /// Attribute `key` of `span`, as text.
 fn attribute(span: &Span, key: &str) -> Option<String> {
     let value = span
@@ -487,7 +418,7 @@ fn a_tool_call_that_asks_the_client_is_one_trace_under_the_clients_span() {
     let mut command = serve_command(plugins.path());
     command
         .args(["--no-watch", "--http", "127.0.0.1:0", "--fuel", "1000000000"])
-        .args(["--otlp-endpoint", &format!("http://127.0.0.1:{}", receiver.port)])
+        .args(["--otlp-endpoint", &receiver.url()])
         .env("OTEL_BSP_SCHEDULE_DELAY", "100")
         .env("WASM_MCP_LOG", "info");
     let mut server = HttpServer::spawn(command, Stderr::Captured);
@@ -591,15 +522,13 @@ fn a_tool_call_that_asks_the_client_is_one_trace_under_the_clients_span() {
     let computed = receiver.span("plugin conformance tools/call");
     assert!(
         receiver
-            .spans
-            .lock()
-            .unwrap()
+            .spans()
             .iter()
             .any(|s| s.name == computed.name && s.parent_span_id == task.span_id),
         "the task's plugin call is a child of the task"
     );
 
     // Arguments and results are never recorded.
-    let everything = format!("{:?}", receiver.spans.lock().unwrap());
+    let everything = format!("{:?}", receiver.spans());
     assert!(!everything.contains("Who are you?") && !everything.contains("ada@example.org"));
 }

@@ -1,7 +1,7 @@
 //! The operator's TOML: a plugin manifest (`NAME.toml`) and the host's config
 //! file. Either it is refused with an error naming the file, or every limit it
-//! sets is usable: a deadline or a ttl the host accepts never overflows the
-//! clock it is added to.
+//! sets is usable (a deadline or a ttl the host accepts never overflows the
+//! clock it is added to) and every scope it requires is a valid scope token.
 #![no_main]
 
 use std::path::Path;
@@ -10,7 +10,7 @@ use std::time::Instant;
 use libfuzzer_sys::fuzz_target;
 use wasm_mcp::config::{ConfigFile, Settings};
 use wasm_mcp::limits::Limits;
-use wasm_mcp::manifest::Manifest;
+use wasm_mcp::manifest::{Manifest, is_scope_token};
 use wasm_mcp::sandbox::{Channel, Grants};
 
 fn usable(limits: &Limits) {
@@ -27,6 +27,8 @@ fuzz_target!(|text: &str| {
     let path = Path::new("/nonexistent/fuzz.toml");
     match Manifest::parse(text, path) {
         Ok(manifest) => {
+            // Every scope it names can be asked for in a challenge.
+            assert!(manifest.scopes.named().all(is_scope_token));
             if let Ok(limits) = manifest.plugin_limits(&Limits::default()) {
                 usable(&limits);
                 for tool in manifest.tools.keys() {

@@ -9,7 +9,9 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use serde::Deserialize;
 
-use crate::settings::{HttpSettings, HttpValues, LimitSettings, Limits, ServerSettings, ServerValues};
+use crate::settings::{
+    AuthSettings, AuthValues, HttpSettings, HttpValues, LimitSettings, Limits, ServerSettings, ServerValues,
+};
 
 /// One layer of settings: what a config file says, or the flags. Every key is optional.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -22,6 +24,8 @@ pub struct ConfigFile {
     pub server: ServerSettings,
     #[serde(default)]
     pub http: HttpSettings,
+    #[serde(default)]
+    pub auth: AuthSettings,
     /// The file it was read from, named in errors.
     #[serde(skip)]
     pub path: Option<PathBuf>,
@@ -46,6 +50,7 @@ pub struct Settings {
     pub limits: Limits,
     pub server: ServerValues,
     pub http: HttpValues,
+    pub auth: AuthValues,
 }
 
 impl Settings {
@@ -79,6 +84,7 @@ impl Settings {
             limits: self.limits.apply(&layer.limits)?,
             server: self.server.apply(&layer.server)?,
             http: self.http.apply(&layer.http)?,
+            auth: self.auth.apply(&layer.auth)?,
         })
     }
 }

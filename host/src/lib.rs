@@ -22,6 +22,7 @@
 //! | [`telemetry`] | traces over OTLP, when an endpoint is configured |
 //! | [`metrics`] | what the process counts for operators (`/metrics`) |
 //! | [`limits`] | the bounds of a call and how hitting one is reported |
+//! | [`principal`] | who a request acts for, and the scopes it was granted |
 //! | [`protocol`] | JSON-RPC framing, typed requests, versions |
 //! | [`settings`] | every setting, declared once |
 //!
@@ -35,6 +36,7 @@ pub mod limits;
 pub mod manifest;
 pub mod metrics;
 pub mod plugin;
+pub mod principal;
 pub mod protocol;
 pub mod reload;
 pub mod runtime;

@@ -352,6 +352,23 @@ settings! {
         /// Connections open at once, open SSE streams included; more get 503 at once.
         max_connections: usize = 512, at_least_one, flag "max-connections", value_name = "N", requires = "http";
     }
+
+    /// OAuth 2.1 authorization of the HTTP transport (with `--http`): the
+    /// server is a resource server of one authorization server.
+    [auth] AuthSettings => AuthValues {
+        /// Accept only access tokens of the OAuth authorization server whose issuer is URL (its metadata gives the JWKS and the introspection endpoint).
+        issuer: String = none, any, flag "auth-issuer", value_name = "URL", requires = "http";
+        /// This server's canonical URI, the audience its tokens must name [default: http://ADDR/mcp of --http].
+        resource: String = none, any, flag "auth-resource", value_name = "URL", requires = "http";
+        /// Scopes every token must grant, space-separated; they are asked for in the 401 challenge [default: none].
+        scopes: String = none, any, flag "auth-scopes", value_name = "SCOPES", requires = "http";
+        /// The JWT signature algorithms accepted, space-separated [default: RS256 ES256].
+        algorithms: String = none, any, flag "auth-algorithms", value_name = "ALGS", requires = "http";
+        /// Seconds of clock skew allowed on a token's exp and nbf.
+        leeway_secs: u64 = 30, any, flag "auth-leeway", value_name = "SECS", requires = "http";
+        /// Validate tokens by RFC 7662 introspection as this client (its secret in WASM_MCP_AUTH_CLIENT_SECRET) instead of as JWTs [default: JWTs].
+        introspection_client: String = none, any, flag "auth-introspection-client", value_name = "CLIENT_ID", requires = "http";
+    }
 }
 
 #[cfg(test)]
@@ -363,6 +380,7 @@ mod tests {
         Limits::check_defaults().unwrap();
         ServerValues::check_defaults().unwrap();
         HttpValues::check_defaults().unwrap();
+        AuthValues::check_defaults().unwrap();
     }
 
     #[test]

@@ -26,6 +26,7 @@ const LAYERS: &[&str] = &[
     "telemetry",
     "metrics",
     "limits",
+    "principal",
     "protocol",
     "settings",
 ];

@@ -89,3 +89,29 @@ export async function listAll(client, method, field) {
   } while (cursor !== undefined);
   return items;
 }
+
+/**
+ * Waits until `child` (a `wasm-mcp serve --http` process with piped stderr)
+ * listens with its plugins loaded; resolves to its endpoint URL and its
+ * stderr so far (`stderr()`), or rejects with that stderr if it exits or
+ * takes a minute.
+ */
+export async function listening(child) {
+  let stderr = "";
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the server did not start:\n${stderr}`)), 60_000);
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk.toString();
+      const listening = stderr.match(/listening on (http:\/\/\S+)/);
+      if (listening && stderr.includes("plugins directory loaded")) {
+        clearTimeout(timer);
+        resolve(listening[1]);
+      }
+    });
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the server exited (${code}):\n${stderr}`));
+    });
+  });
+  return { url, stderr: () => stderr };
+}

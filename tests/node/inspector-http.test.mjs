@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { binary, pluginsDir, requireBuilt } from "./helpers.mjs";
+import { binary, listening, pluginsDir, requireBuilt } from "./helpers.mjs";
 
 const TOKEN = "inspector-test-token";
 
@@ -22,20 +22,8 @@ async function startServer(args = []) {
     env: { ...process.env, WASM_MCP_AUTH_TOKEN: TOKEN },
     stdio: ["ignore", "ignore", "pipe"],
   });
-  let stderr = "";
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start:\n${stderr}`)), 60_000);
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk.toString();
-      const listening = stderr.match(/listening on (http:\/\/\S+)/);
-      if (listening && stderr.includes("plugins directory loaded")) {
-        clearTimeout(timer);
-        resolve(listening[1]);
-      }
-    });
-    child.on("exit", (code) => reject(new Error(`the server exited (${code}):\n${stderr}`)));
-  });
-  return { url, stop: () => child.kill(), stderr: () => stderr };
+  const { url, stderr } = await listening(child);
+  return { url, stop: () => child.kill(), stderr };
 }
 
 describe("MCP Inspector CLI over Streamable HTTP", () => {

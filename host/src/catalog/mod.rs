@@ -36,6 +36,8 @@ pub struct ToolEntry {
     pub input: jsonschema::Validator,
     pub output: Option<jsonschema::Validator>,
     pub task_support: TaskSupport,
+    /// The OAuth scopes a caller needs to see and call it.
+    pub scopes: Vec<String>,
 }
 
 impl ToolEntry {
@@ -51,6 +53,7 @@ pub struct PromptEntry {
     pub own_name: String,
     pub listed: Value,
     pub required_arguments: Vec<String>,
+    pub scopes: Vec<String>,
 }
 
 pub struct ResourceEntry {
@@ -58,6 +61,7 @@ pub struct ResourceEntry {
     pub listed: Value,
     /// How long and by whom a read of it may be cached (the manifest's `[resources."URI"]`).
     pub cache: CacheHint,
+    pub scopes: Vec<String>,
 }
 
 pub struct TemplateEntry {
@@ -66,6 +70,7 @@ pub struct TemplateEntry {
     matcher: UriTemplate,
     /// How long and by whom a read of a URI it matches may be cached.
     pub cache: CacheHint,
+    pub scopes: Vec<String>,
 }
 
 macro_rules! listed_by_field {
@@ -73,6 +78,10 @@ macro_rules! listed_by_field {
         impl Listed for $entry {
             fn listed(&self) -> &Value {
                 &self.listed
+            }
+
+            fn scopes(&self) -> &[String] {
+                &self.scopes
             }
         }
     )*};
@@ -161,6 +170,7 @@ impl Catalog {
                             own_name: prompt.name.clone(),
                             listed,
                             required_arguments,
+                            scopes: plugin.manifest.required_scopes(EntryKind::Prompt, &prompt.name),
                         },
                     );
                 }
@@ -184,6 +194,7 @@ impl Catalog {
                             plugin: plugin.clone(),
                             listed,
                             cache: cache_hint(plugin, &resource.uri),
+                            scopes: plugin.manifest.required_scopes(EntryKind::Resource, &resource.uri),
                         },
                     );
                 }
@@ -209,6 +220,9 @@ impl Catalog {
                             listed,
                             matcher,
                             cache: cache_hint(plugin, &template.uri_template),
+                            scopes: plugin
+                                .manifest
+                                .required_scopes(EntryKind::Resource, &template.uri_template),
                         },
                     );
                 }
@@ -232,6 +246,43 @@ impl Catalog {
             .find(|t| t.matcher.matches(uri))
             .filter(|t| t.plugin.manifest.hides(EntryKind::Resource, uri).is_none())
             .map(|t| (&t.plugin, t.cache))
+    }
+
+    /// The OAuth scopes a caller needs to call the tool `name`, get the
+    /// prompt `name` or read the resource `name` (a URI listed, or one a
+    /// template serves: the template's scopes and the URI's own); `None`
+    /// when nothing by that name is served.
+    pub fn required_scopes(&self, kind: EntryKind, name: &str) -> Option<Vec<String>> {
+        match kind {
+            EntryKind::Tool => self.tools.get(name).map(|tool| tool.scopes.clone()),
+            EntryKind::Prompt => self.prompts.get(name).map(|prompt| prompt.scopes.clone()),
+            EntryKind::Resource => {
+                if let Some(entry) = self.resources.get(name) {
+                    return Some(entry.scopes.clone());
+                }
+                let (plugin, _) = self.resource_owner(name)?;
+                let template = self.templates.values().find(|t| t.matcher.matches(name))?;
+                let mut scopes = plugin.manifest.required_scopes(EntryKind::Resource, name);
+                scopes.extend(template.scopes.iter().cloned());
+                scopes.sort();
+                scopes.dedup();
+                Some(scopes)
+            }
+        }
+    }
+
+    /// Every scope some entry needs, each once.
+    pub fn scopes(&self) -> std::collections::BTreeSet<&str> {
+        let tools = self.tools.values().flat_map(|e| &e.scopes);
+        let prompts = self.prompts.values().flat_map(|e| &e.scopes);
+        let resources = self.resources.values().flat_map(|e| &e.scopes);
+        let templates = self.templates.values().flat_map(|e| &e.scopes);
+        tools
+            .chain(prompts)
+            .chain(resources)
+            .chain(templates)
+            .map(String::as_str)
+            .collect()
     }
 }
 
@@ -367,5 +418,6 @@ fn tool_entry(plugin: &Arc<Plugin>, tool: &tools::Tool, name: &str) -> Result<To
         input: schemas.input,
         output: schemas.output,
         task_support,
+        scopes: plugin.manifest.required_scopes(EntryKind::Tool, &tool.name),
     })
 }

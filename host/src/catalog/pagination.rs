@@ -11,6 +11,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
 
+use crate::principal::{self, Principal};
 use crate::protocol::RpcError;
 use crate::protocol::requests::ListKind;
 
@@ -37,6 +38,11 @@ impl ListKind {
 /// An entry with the JSON object it is listed as.
 pub trait Listed {
     fn listed(&self) -> &Value;
+
+    /// The OAuth scopes a caller needs to see it.
+    fn scopes(&self) -> &[String] {
+        &[]
+    }
 }
 
 impl Listed for Value {
@@ -66,19 +72,23 @@ fn decode(kind: ListKind, cursor: &str) -> Result<String, RpcError> {
 }
 
 /// The list result (`{"tools": [...], "nextCursor": ...}` and the like) of
-/// the page of `entries` after `cursor` (none: the first page).
+/// the page of `entries` after `cursor` (none: the first page), of the
+/// entries `principal` may use (none: every entry).
 pub fn page<E: Listed>(
     kind: ListKind,
     entries: &BTreeMap<String, E>,
     cursor: Option<&str>,
     size: usize,
+    principal: Option<&Principal>,
 ) -> Result<Value, RpcError> {
     let cursor = cursor.map(|cursor| decode(kind, cursor)).transpose()?;
     let start = match &cursor {
         Some(key) => Bound::Excluded(key.as_str()),
         None => Bound::Unbounded,
     };
-    let mut range = entries.range::<str, _>((start, Bound::Unbounded));
+    let mut range = entries
+        .range::<str, _>((start, Bound::Unbounded))
+        .filter(|(_, entry)| principal::may_use(principal, entry.scopes()));
     let mut items = Vec::with_capacity(size.min(entries.len()));
     let mut last_key = None;
     for (key, entry) in range.by_ref().take(size) {
@@ -110,7 +120,7 @@ mod tests {
         let mut cursor: Option<String> = None;
         let mut seen = Vec::new();
         loop {
-            let page = page(ListKind::Tools, &map, cursor.as_deref(), 2).unwrap();
+            let page = page(ListKind::Tools, &map, cursor.as_deref(), 2, None).unwrap();
             seen.extend(page["tools"].as_array().unwrap().iter().cloned());
             match cursor_of(&page) {
                 Some(next) => cursor = Some(next.to_owned()),
@@ -123,12 +133,12 @@ mod tests {
     #[test]
     fn cursor_survives_additions_and_rejects_garbage() {
         let map = entries(&["a", "c"]);
-        let first = page(ListKind::Tools, &map, None, 1).unwrap();
+        let first = page(ListKind::Tools, &map, None, 1, None).unwrap();
         let grown = entries(&["a", "b", "c"]);
-        let second = page(ListKind::Tools, &grown, cursor_of(&first), 5).unwrap();
+        let second = page(ListKind::Tools, &grown, cursor_of(&first), 5, None).unwrap();
         assert_eq!(second["tools"], json!(["b", "c"]));
-        assert!(page(ListKind::Tools, &map, Some("not a cursor!"), 1).is_err());
-        assert!(page(ListKind::Prompts, &map, cursor_of(&first), 1).is_err());
+        assert!(page(ListKind::Tools, &map, Some("not a cursor!"), 1, None).is_err());
+        assert!(page(ListKind::Prompts, &map, cursor_of(&first), 1, None).is_err());
     }
 
     mod properties {
@@ -173,7 +183,7 @@ mod tests {
                 let mut cursor: Option<String> = None;
                 let mut changes = changes.into_iter();
                 loop {
-                    let page = page(kind, &map, cursor.as_deref(), size).unwrap();
+                    let page = page(kind, &map, cursor.as_deref(), size, None).unwrap();
                     let items = page[kind.result_key()].as_array().unwrap();
                     prop_assert!(items.len() <= size);
                     seen.extend(items.iter().map(|k| k.as_str().unwrap().to_owned()));
@@ -205,7 +215,7 @@ mod tests {
 
     #[test]
     fn templates_are_listed_under_their_protocol_key() {
-        let result = page(ListKind::Templates, &entries(&["t"]), None, 5).unwrap();
+        let result = page(ListKind::Templates, &entries(&["t"]), None, 5, None).unwrap();
         assert_eq!(result, json!({ "resourceTemplates": ["t"] }));
     }
 }

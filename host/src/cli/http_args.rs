@@ -8,11 +8,13 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
-use wasm_mcp::settings::{HttpSettings, HttpValues};
+use wasm_mcp::settings::{AuthSettings, AuthValues, HttpSettings, HttpValues};
 use wasm_mcp::transport::http::HttpConfig;
 
 /// The environment variable that may hold the bearer token.
 const TOKEN_ENV: &str = "WASM_MCP_AUTH_TOKEN";
+/// The environment variable that holds the introspection client's secret.
+const CLIENT_SECRET_ENV: &str = "WASM_MCP_AUTH_CLIENT_SECRET";
 
 #[derive(Args)]
 pub struct HttpArgs {
@@ -27,6 +29,8 @@ pub struct HttpArgs {
     auth_token_file: Option<PathBuf>,
     #[command(flatten)]
     pub settings: HttpSettings,
+    #[command(flatten)]
+    pub auth: AuthSettings,
 }
 
 /// `PORT`, `IP:PORT` or `HOST:PORT`.
@@ -87,7 +91,7 @@ fn load_tokens(file: Option<&PathBuf>) -> Result<Vec<String>> {
 impl HttpArgs {
     /// The transport settings with the resolved `[http]` settings, or `None`
     /// to serve over stdio.
-    pub fn config(&self, settings: &HttpValues) -> Result<Option<HttpConfig>> {
+    pub fn config(&self, settings: &HttpValues, auth: &AuthValues) -> Result<Option<HttpConfig>> {
         let Some(addr) = &self.http else {
             return Ok(None);
         };
@@ -96,6 +100,8 @@ impl HttpArgs {
             allowed_origins: self.allow_origin.clone(),
             auth_tokens: load_tokens(self.auth_token_file.as_ref())?,
             settings: settings.clone(),
+            auth: auth.clone(),
+            auth_client_secret: std::env::var(CLIENT_SECRET_ENV).ok().filter(|s| !s.trim().is_empty()),
         }))
     }
 }

@@ -25,7 +25,7 @@ pub struct ServeArgs {
     plugins: PathBuf,
     #[command(flatten)]
     http: HttpArgs,
-    /// A TOML file of host-wide settings ([limits], [server] and [http]); flags override it.
+    /// A TOML file of host-wide settings ([limits], [server], [http] and [auth]); flags override it.
     #[arg(long, value_name = "FILE", env = "WASM_MCP_CONFIG")]
     config: Option<PathBuf>,
     #[command(flatten)]
@@ -55,10 +55,11 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         limits: args.limits.clone(),
         server: args.server.clone(),
         http: args.http.settings.clone(),
+        auth: args.http.auth.clone(),
         path: None,
     };
     let settings = Settings::load(args.config.as_deref(), &flags)?;
-    let http = args.http.config(&settings.http)?;
+    let http = args.http.config(&settings.http, &settings.auth)?;
     let cache_dir = super::cache_directory(settings.server.cache_dir.clone(), args.no_cache)?;
     if !args.plugins.is_dir() {
         bail!(

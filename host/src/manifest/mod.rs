@@ -16,8 +16,10 @@ pub use crate::settings::LimitSettings;
 
 mod exposure;
 mod network;
+mod scopes;
 pub use exposure::{EntryKind, Patterns};
 pub use network::{HostPattern, IpNet, NetRule, NetworkSettings, PortRange};
+pub use scopes::{ScopeRules, is_scope_token};
 
 /// `base` with what `layer` sets, each value checked; the error names `origin` and the key.
 fn apply_limits(base: &Limits, layer: &LimitSettings, origin: &str) -> Result<Limits> {
@@ -117,6 +119,9 @@ pub struct Manifest {
     /// Entries never served, whatever `allow` says.
     #[serde(default)]
     pub deny: Patterns,
+    /// The OAuth scopes a caller needs for each entry (with `--auth-issuer`).
+    #[serde(default)]
+    pub scopes: ScopeRules,
 }
 
 impl Manifest {
@@ -164,6 +169,9 @@ impl Manifest {
                 }
             }
         }
+        if let Err(why) = self.scopes.check() {
+            bail!("invalid manifest {file}: {why}");
+        }
         if let Some(prefix) = &self.prefix
             && (prefix.is_empty() || !prefix.chars().all(crate::protocol::name_char))
         {
@@ -203,6 +211,11 @@ impl Manifest {
     /// does not match it.
     pub fn hides(&self, kind: EntryKind, name: &str) -> Option<String> {
         exposure::hidden_by(&self.allow, &self.deny, kind, name)
+    }
+
+    /// The scopes a caller needs for the plugin's entry `name` of `kind`.
+    pub fn required_scopes(&self, kind: EntryKind, name: &str) -> Vec<String> {
+        self.scopes.required(kind, name)
     }
 
     /// The limits of every call of this plugin, over the host's defaults.

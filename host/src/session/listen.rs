@@ -56,6 +56,12 @@ impl Session {
         cancel: CancellationToken,
     ) -> Result<Value, RpcError> {
         let subscription = json!({ SUBSCRIPTION_ID: id.to_value() });
+        let principal = self.principal_id();
+        if principal.is_some() {
+            for task in &filter.task_ids {
+                self.hub.tasks.stored(task, principal.as_deref()).await?;
+            }
+        }
         {
             let mut open = self.listens.open.lock().unwrap();
             let limit = self.hub.config.max_subscriptions;

@@ -170,11 +170,13 @@ impl Session {
             Request::List { kind, cursor } => {
                 let catalog = self.hub.loaded_catalog().await;
                 let cursor = cursor.as_deref();
+                let principal = self.principal();
+                let principal = principal.as_ref();
                 match kind {
-                    ListKind::Tools => pagination::page(kind, &catalog.tools, cursor, page_size),
-                    ListKind::Prompts => pagination::page(kind, &catalog.prompts, cursor, page_size),
-                    ListKind::Resources => pagination::page(kind, &catalog.resources, cursor, page_size),
-                    ListKind::Templates => pagination::page(kind, &catalog.templates, cursor, page_size),
+                    ListKind::Tools => pagination::page(kind, &catalog.tools, cursor, page_size, principal),
+                    ListKind::Prompts => pagination::page(kind, &catalog.prompts, cursor, page_size, principal),
+                    ListKind::Resources => pagination::page(kind, &catalog.resources, cursor, page_size, principal),
+                    ListKind::Templates => pagination::page(kind, &catalog.templates, cursor, page_size, principal),
                     ListKind::Tasks => unreachable!("answered above"),
                 }
             }

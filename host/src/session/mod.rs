@@ -34,6 +34,7 @@ pub use hub::Hub;
 
 use crate::call::BoxFuture;
 use crate::metrics::METRICS;
+use crate::principal::Principal;
 use crate::protocol::jsonrpc::{self, INVALID_REQUEST, SERVER_ERROR};
 use crate::protocol::modern::{self, RequestMeta};
 use crate::protocol::requests::{Notification, Request, TraceContext};
@@ -93,6 +94,9 @@ pub struct Session {
     listens: Listens,
     /// When the session began, for `mcp.server.session.duration`.
     began: Instant,
+    /// Whom its requests act for (over HTTP with authentication); the
+    /// latest credential of a session's principal brings its scopes.
+    principal: Mutex<Option<Principal>>,
 }
 
 impl Drop for Session {
@@ -136,6 +140,33 @@ async fn keep_alive(session: std::sync::Weak<Session>, interval: Duration) {
 
 impl Session {
     pub fn new(hub: Arc<Hub>, outbox: Outbox) -> Arc<Self> {
+        Self::acting_for(hub, outbox, None)
+    }
+
+    /// Whom its requests act for, if anyone.
+    fn principal(&self) -> Option<Principal> {
+        self.principal.lock().unwrap().clone()
+    }
+
+    /// The id of the principal its requests act for, if any.
+    fn principal_id(&self) -> Option<String> {
+        self.principal
+            .lock()
+            .unwrap()
+            .as_ref()
+            .map(|principal| principal.id.clone())
+    }
+
+    /// The session's principal presented another credential (a refreshed
+    /// or stepped-up token): its scopes are now these.
+    pub fn act_for(&self, principal: Option<Principal>) {
+        *self.principal.lock().unwrap() = principal;
+    }
+
+    /// A session whose requests act for `principal`: it lists only what
+    /// the principal may use, and what it creates (tasks, request states)
+    /// belongs to the principal.
+    pub fn acting_for(hub: Arc<Hub>, outbox: Outbox, principal: Option<Principal>) -> Arc<Self> {
         let session = Arc::new(Self {
             hub: hub.clone(),
             outbound: Outbound::new(outbox, hub.config.max_outbound_bytes),
@@ -155,6 +186,7 @@ impl Session {
             stopped: OnceLock::new(),
             listens: Listens::default(),
             began: Instant::now(),
+            principal: Mutex::new(principal),
         });
         hub.register(&session);
         if let Some(interval) = hub.config.ping_interval() {

@@ -306,7 +306,7 @@ pub fn open(
     };
     let state = match fields.as_ref().and_then(|fields| fields.get("requestState")) {
         None => None,
-        Some(Value::String(sealed)) => Some(sealer.open(sealed, &request)?),
+        Some(Value::String(sealed)) => Some(sealer.open(sealed, &request, session.principal_id().as_deref())?),
         Some(_) => {
             return Err(RpcError::invalid_params(
                 "Invalid params: \"requestState\" must be the string the server sent, unchanged",
@@ -469,7 +469,7 @@ impl Session {
                     cancel,
                     since: Instant::now(),
                 });
-                let state = self.hub.sealer.state(request, Some(key), answers);
+                let state = self.hub.sealer.state(request, self.principal_id(), Some(key), answers);
                 Some(Ok(json!({
                     "resultType": "input_required",
                     "inputRequests": requests,

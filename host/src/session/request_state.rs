@@ -34,6 +34,9 @@ pub struct RequestState {
     pub suspended: Option<u64>,
     /// Every answer the client gave so far, by key.
     pub answers: Map<String, Value>,
+    /// The principal it was issued to (see [`crate::principal`]); only it may use it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<String>,
 }
 
 /// Seals and opens request states with one key.
@@ -72,13 +75,20 @@ impl Sealer {
         })
     }
 
-    /// The state for a round of `request`, expiring after the sealer's ttl.
-    pub fn state(&self, request: String, suspended: Option<u64>, answers: Map<String, Value>) -> RequestState {
+    /// The state for a round of `request` of `principal`, expiring after the sealer's ttl.
+    pub fn state(
+        &self,
+        request: String,
+        principal: Option<String>,
+        suspended: Option<u64>,
+        answers: Map<String, Value>,
+    ) -> RequestState {
         RequestState {
             request,
             expires: (now() + self.ttl).as_secs(),
             suspended,
             answers,
+            principal,
         }
     }
 
@@ -95,10 +105,10 @@ impl Sealer {
         URL_SAFE_NO_PAD.encode(bytes)
     }
 
-    /// Opens `sealed` as the state of `request`: refused (-32602) if it was
-    /// not sealed with this key, was changed, has expired, or belongs to
-    /// another request.
-    pub fn open(&self, sealed: &str, request: &str) -> Result<RequestState, RpcError> {
+    /// Opens `sealed` as the state of `request` of `principal`: refused
+    /// (-32602) if it was not sealed with this key, was changed, has
+    /// expired, or belongs to another request or another principal.
+    pub fn open(&self, sealed: &str, request: &str, principal: Option<&str>) -> Result<RequestState, RpcError> {
         let refused = |why: &str| {
             RpcError::invalid_params(format!(
                 "Invalid params: requestState {why}; send the request again without requestState and inputResponses"
@@ -122,6 +132,11 @@ impl Sealer {
         }
         if state.request != request {
             return Err(refused("was issued for a different request"));
+        }
+        if state.principal.as_deref() != principal {
+            return Err(refused(
+                "was issued to another caller (another token subject or client)",
+            ));
         }
         Ok(state)
     }
@@ -194,18 +209,22 @@ mod tests {
         let request = request_digest("tools/call", &json!({ "name": "t", "arguments": { "a": 1, "b": 2 } }));
         let mut answers = Map::new();
         answers.insert("k".into(), json!({ "action": "accept" }));
-        let sealed = sealer.seal(&sealer.state(request.clone(), Some(7), answers));
-        let opened = sealer.open(&sealed, &request).unwrap();
+        let sealed = sealer.seal(&sealer.state(request.clone(), Some("alice".into()), Some(7), answers));
+        let opened = sealer.open(&sealed, &request, Some("alice")).unwrap();
         assert_eq!(opened.suspended, Some(7));
         assert_eq!(opened.answers["k"]["action"], "accept");
         let other = request_digest("tools/call", &json!({ "name": "t", "arguments": { "a": 2 } }));
         assert!(
             sealer
-                .open(&sealed, &other)
+                .open(&sealed, &other, Some("alice"))
                 .unwrap_err()
                 .message
                 .contains("different request")
         );
+        for stranger in [Some("bob"), None] {
+            let refused = sealer.open(&sealed, &request, stranger).unwrap_err();
+            assert!(refused.message.contains("another caller"), "{}", refused.message);
+        }
     }
 
     #[test]
@@ -232,30 +251,30 @@ mod tests {
     fn tampered_foreign_and_expired_states_are_refused() {
         let sealer = sealer();
         let request = request_digest("tools/call", &json!({}));
-        let sealed = sealer.seal(&sealer.state(request.clone(), None, Map::new()));
+        let sealed = sealer.seal(&sealer.state(request.clone(), None, None, Map::new()));
         let mut bytes = URL_SAFE_NO_PAD.decode(&sealed).unwrap();
         *bytes.last_mut().unwrap() ^= 1;
         let tampered = URL_SAFE_NO_PAD.encode(bytes);
         assert!(
             sealer
-                .open(&tampered, &request)
+                .open(&tampered, &request, None)
                 .unwrap_err()
                 .message
                 .contains("altered")
         );
-        assert!(sealer.open("not-a-state", &request).is_err());
+        assert!(sealer.open("not-a-state", &request, None).is_err());
         assert!(
             super::Sealer::new(None, Duration::from_secs(60))
                 .unwrap()
-                .open(&sealed, &request)
+                .open(&sealed, &request, None)
                 .is_err()
         );
         let expired = Sealer::new(None, Duration::ZERO).unwrap();
-        let mut state = expired.state(request.clone(), None, Map::new());
+        let mut state = expired.state(request.clone(), None, None, Map::new());
         state.expires -= 1;
         assert!(
             expired
-                .open(&expired.seal(&state), &request)
+                .open(&expired.seal(&state), &request, None)
                 .unwrap_err()
                 .message
                 .contains("expired")
@@ -277,8 +296,8 @@ mod tests {
         std::fs::write(&key, [7u8; 40]).unwrap();
         let one = Sealer::new(Some(&key), Duration::from_secs(60)).unwrap();
         let two = Sealer::new(Some(&key), Duration::from_secs(60)).unwrap();
-        let sealed = one.seal(&one.state("r".into(), None, Map::new()));
-        assert!(two.open(&sealed, "r").is_ok());
+        let sealed = one.seal(&one.state("r".into(), None, None, Map::new()));
+        assert!(two.open(&sealed, "r", None).is_ok());
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -29,7 +29,10 @@ impl Session {
     pub(super) async fn run_as_task(self: &Arc<Self>, detached: Detached) -> Result<Value, RpcError> {
         let task = match detached.exchange.resumed_task() {
             Some(task) => Ok(task),
-            None => self.hub.tasks.create(detached.exchange.rerunnable()).await,
+            None => {
+                let rerunnable = detached.exchange.rerunnable();
+                self.hub.tasks.create(rerunnable, self.principal_id().as_deref()).await
+            }
         };
         let task = match task {
             Ok(task) => task,
@@ -49,16 +52,23 @@ impl Session {
 
     /// tasks/get: the task as it is now.
     pub(super) async fn get_extension_task(&self, id: &str) -> Result<Value, RpcError> {
-        self.hub.tasks.get(id).await
+        self.hub.tasks.get(id, self.principal_id().as_deref()).await
     }
 
     /// tasks/update: answers to the task's open questions (others are
     /// ignored), for the replica that runs it.
     pub(super) async fn update_task(&self, id: &str, responses: Map<String, Value>) -> Result<Value, RpcError> {
-        match self.hub.tasks.running_here(id) {
+        let principal = self.principal_id();
+        let principal = principal.as_deref();
+        match self
+            .hub
+            .tasks
+            .running_here(id)
+            .filter(|task| task.belongs_to(principal))
+        {
             Some(task) => self.hub.give_input(&task, responses).await,
             None => {
-                let stored = self.hub.tasks.stored(id).await?;
+                let stored = self.hub.tasks.stored(id, principal).await?;
                 if !stored.terminal {
                     let input = Event::TaskInput {
                         id: id.to_owned(),
@@ -74,7 +84,12 @@ impl Session {
     /// tasks/cancel: stops the task if it still runs, whichever replica
     /// runs it; the same empty answer for one that already ended.
     pub(super) async fn cancel_extension_task(&self, id: &str) -> Result<Value, RpcError> {
-        if let Some(task) = self.hub.tasks.cancel(id, "cancelled by the client").await? {
+        if let Some(task) = self
+            .hub
+            .tasks
+            .cancel(id, self.principal_id().as_deref(), "cancelled by the client")
+            .await?
+        {
             self.hub.announce_task(&task).await;
             let cancelled = Event::TaskCancelled { id: id.to_owned() };
             self.hub.tasks.store().publish(&cancelled).await;

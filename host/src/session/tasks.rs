@@ -102,7 +102,7 @@ impl Session {
             .into_iter()
             .map(|task| (task.list_key(), task.to_json()))
             .collect();
-        pagination::page(ListKind::Tasks, &tasks, cursor, self.hub.config.page_size)
+        pagination::page(ListKind::Tasks, &tasks, cursor, self.hub.config.page_size, None)
     }
 
     pub(super) fn cancel_task(&self, id: &str) -> Result<Value, RpcError> {

@@ -63,6 +63,10 @@ pub struct TaskEntry {
     /// idempotent: another replica may run it again from the start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<Value>,
+    /// The principal that created it (see [`crate::principal`]): only it
+    /// may see, answer or cancel the task. None without authentication.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<String>,
 }
 
 /// What one replica tells the others.
@@ -312,6 +316,7 @@ mod tests {
             expires_at_ms: now_ms() + 60_000,
             task: json!({ "taskId": "t", "revision": revision }),
             call: None,
+            principal: None,
         }
     }
 

@@ -146,6 +146,8 @@ pub struct Task {
     finished: watch::Sender<bool>,
     /// The call that started it, kept so that it can run again (see [`TaskEntry::call`]).
     call: Option<Value>,
+    /// Whom it belongs to (see [`TaskEntry::principal`]).
+    principal: Option<String>,
 }
 
 impl Drop for Task {
@@ -183,6 +185,7 @@ impl Task {
             }),
             finished: watch::Sender::new(false),
             call: None,
+            principal: None,
         }
     }
 
@@ -202,10 +205,16 @@ impl Task {
         task.expires_at = Instant::now() + expires_at.duration_since(now).unwrap_or_default();
         task.expires_at_ms = entry.expires_at_ms;
         task.call = entry.call.clone();
+        task.principal = entry.principal.clone();
         let state = task.state.get_mut().unwrap();
         state.revision = entry.revision + 1;
         state.message = Some(message.to_owned());
         task
+    }
+
+    /// Whether the task is `principal`'s (see [`TaskEntry::principal`]).
+    pub fn belongs_to(&self, principal: Option<&str>) -> bool {
+        self.principal.as_deref() == principal
     }
 
     /// The task as the state store records it, run by `owner`.
@@ -219,6 +228,7 @@ impl Task {
             expires_at_ms: self.expires_at_ms,
             task: self.detailed(&state),
             call: self.call.clone(),
+            principal: self.principal.clone(),
         }
     }
 

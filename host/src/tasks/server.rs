@@ -37,15 +37,17 @@ impl ServerTasks {
         &self.store
     }
 
-    /// A new task run here, recorded in the store before it is returned;
-    /// `call` (the `tools/call` params) is kept when the call may run again.
-    pub async fn create(&self, call: Option<Value>) -> Result<Arc<Task>, RpcError> {
+    /// A new task of `principal` run here, recorded in the store before it
+    /// is returned; `call` (the `tools/call` params) is kept when the call
+    /// may run again.
+    pub async fn create(&self, call: Option<Value>, principal: Option<&str>) -> Result<Arc<Task>, RpcError> {
         let held = self.running.lock().unwrap().len();
         if held >= self.settings.max_tasks {
             return Err(too_many_tasks("this server", held, "it counts the tasks running here"));
         }
         let mut task = Task::new(self.settings.ttl(None), self.settings.poll_interval);
         task.call = call;
+        task.principal = principal.map(str::to_owned);
         let task = Arc::new(task);
         self.store
             .put_task(&task.entry(self.store.replica()))
@@ -108,26 +110,28 @@ impl ServerTasks {
         self.running.lock().unwrap().remove(id);
     }
 
-    /// The task `id` as `tasks/get` shows it.
-    pub async fn get(&self, id: &str) -> Result<Value, RpcError> {
-        Ok(self.stored(id).await?.task)
+    /// The task `id` of `principal` as `tasks/get` shows it.
+    pub async fn get(&self, id: &str, principal: Option<&str>) -> Result<Value, RpcError> {
+        Ok(self.stored(id, principal).await?.task)
     }
 
-    /// The stored task `id`, unless it is unknown or expired.
-    pub async fn stored(&self, id: &str) -> Result<TaskEntry, RpcError> {
+    /// The stored task `id` of `principal`, unless it is unknown, expired,
+    /// or another principal's (which is told apart from unknown to no one).
+    pub async fn stored(&self, id: &str, principal: Option<&str>) -> Result<TaskEntry, RpcError> {
         self.store
             .task(id)
             .await
             .map_err(store_error)?
+            .filter(|stored| stored.principal.as_deref() == principal)
             .ok_or_else(|| unknown_task(id, "this server"))
     }
 
-    /// Cancels the task `id` in the store (whichever replica runs it) and
-    /// stops it if it runs here; gives it as it is now if it ended now, to
-    /// announce (None: it had already ended).
-    pub async fn cancel(&self, id: &str, message: &str) -> Result<Option<Value>, RpcError> {
+    /// Cancels the task `id` of `principal` in the store (whichever replica
+    /// runs it) and stops it if it runs here; gives it as it is now if it
+    /// ended now, to announce (None: it had already ended).
+    pub async fn cancel(&self, id: &str, principal: Option<&str>, message: &str) -> Result<Option<Value>, RpcError> {
         loop {
-            let stored = self.stored(id).await?;
+            let stored = self.stored(id, principal).await?;
             if stored.terminal {
                 return Ok(None);
             }

@@ -15,6 +15,7 @@ mod connections;
 mod error;
 mod handlers;
 mod health;
+mod oauth;
 mod sessions;
 mod sse;
 mod stateless;
@@ -32,9 +33,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::shutdown_signal;
 use crate::session::Hub;
-use crate::settings::HttpValues;
+use crate::settings::{AuthValues, HttpValues};
 use access::Access;
 use connections::Connections;
+use oauth::ResourceServer;
 use sessions::Sessions;
 
 /// How long past the shutdown grace the server waits for connections to
@@ -51,9 +53,13 @@ pub struct HttpConfig {
     pub addr: SocketAddr,
     /// Origins allowed besides the loopback ones (`*`: any).
     pub allowed_origins: Vec<String>,
-    /// Accepted bearer tokens; empty means no authentication.
+    /// Accepted bearer tokens; empty means none (see `auth`).
     pub auth_tokens: Vec<String>,
     pub settings: HttpValues,
+    /// OAuth access tokens instead, when `auth.issuer` is set.
+    pub auth: AuthValues,
+    /// The introspection client's secret, for `auth.introspection_client`.
+    pub auth_client_secret: Option<String>,
 }
 
 /// What every handler shares.
@@ -80,9 +86,19 @@ pub async fn serve(hub: Arc<Hub>, config: HttpConfig) -> Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", config.addr))?;
     let local = listener.local_addr()?;
-    if !local.ip().is_loopback() && config.auth_tokens.is_empty() {
+    if config.auth.issuer.is_some() && !config.auth_tokens.is_empty() {
+        anyhow::bail!(
+            "--auth-issuer and bearer tokens (--auth-token-file, WASM_MCP_AUTH_TOKEN) are two ways to authenticate; choose one"
+        );
+    }
+    let oauth = ResourceServer::new(&config.auth, config.auth_client_secret.clone(), local)?.map(Arc::new);
+    if let Some(oauth) = &oauth {
+        tokio::spawn(oauth.clone().warm_up());
+    }
+    let access = Access::new(local.ip(), &config.allowed_origins, config.auth_tokens, oauth);
+    if !local.ip().is_loopback() && !access.authenticates() {
         tracing::warn!(
-            "listening on {local}, reachable from other machines, without authentication; set --auth-token-file or WASM_MCP_AUTH_TOKEN"
+            "listening on {local}, reachable from other machines, without authentication; set --auth-issuer, --auth-token-file or WASM_MCP_AUTH_TOKEN"
         );
     }
     let max_message_bytes = hub.config.max_message_bytes;
@@ -95,7 +111,7 @@ pub async fn serve(hub: Arc<Hub>, config: HttpConfig) -> Result<()> {
     let stopping = CancellationToken::new();
     let app = Arc::new(App {
         sessions: sessions.clone(),
-        access: Access::new(local.ip(), &config.allowed_origins, config.auth_tokens),
+        access,
         poll_after: config.settings.sse_poll_after(),
         retry: config.settings.sse_retry(),
         max_message_bytes,
@@ -107,6 +123,8 @@ pub async fn serve(hub: Arc<Hub>, config: HttpConfig) -> Result<()> {
             ENDPOINT,
             post(handlers::post).get(handlers::get).delete(handlers::delete),
         )
+        .route(oauth::METADATA_PATH, get(oauth::metadata))
+        .route(&format!("{}{ENDPOINT}", oauth::METADATA_PATH), get(oauth::metadata))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/metrics", get(health::metrics))

@@ -374,7 +374,7 @@ fn render_exports(out: &mut String, plugin: &Plugin) {
     let _ = writeln!(out, "  tools ({})", listing.tools.len());
     for tool in &listing.tools {
         let _ = writeln!(out, "    {}{}", tool.name, about(&tool.title, &tool.description));
-        render_hidden(out, plugin, EntryKind::Tool, &tool.name);
+        render_exposure(out, plugin, EntryKind::Tool, &tool.name);
         let _ = writeln!(out, "      input schema   {}", compact_json(&tool.input_schema));
         if let Some(schema) = &tool.output_schema {
             let _ = writeln!(out, "      output schema  {}", compact_json(schema));
@@ -418,7 +418,7 @@ fn render_exports(out: &mut String, plugin: &Plugin) {
     let _ = writeln!(out, "  prompts ({})", listing.prompts.len());
     for p in &listing.prompts {
         let _ = writeln!(out, "    {}{}", p.name, about(&p.title, &p.description));
-        render_hidden(out, plugin, EntryKind::Prompt, &p.name);
+        render_exposure(out, plugin, EntryKind::Prompt, &p.name);
         for arg in &p.arguments {
             let required = if arg.required { "required" } else { "optional" };
             let _ = writeln!(
@@ -440,14 +440,20 @@ fn render_exports(out: &mut String, plugin: &Plugin) {
 fn render_resource(out: &mut String, plugin: &Plugin, key: &str, name: &str, mime: Option<&str>, about: &str) {
     let mime = mime.map(|m| format!(" [{m}]")).unwrap_or_default();
     let _ = writeln!(out, "    {key}  {name}{mime}{about}");
-    render_hidden(out, plugin, EntryKind::Resource, key);
+    render_exposure(out, plugin, EntryKind::Resource, key);
     render_cache(out, &plugin.manifest, key);
 }
 
-/// Says so when the manifest keeps the entry from being served, and why.
-fn render_hidden(out: &mut String, plugin: &Plugin, kind: EntryKind, name: &str) {
+/// Says so when the manifest keeps the entry from being served, and why;
+/// else the OAuth scopes a caller needs for it, if any.
+fn render_exposure(out: &mut String, plugin: &Plugin, kind: EntryKind, name: &str) {
     if let Some(why) = plugin.manifest.hides(kind, name) {
         let _ = writeln!(out, "      NOT SERVED     the manifest's {why}");
+        return;
+    }
+    let scopes = plugin.manifest.required_scopes(kind, name);
+    if !scopes.is_empty() {
+        let _ = writeln!(out, "      scopes         {} (with --auth-issuer)", scopes.join(" "));
     }
 }
 

@@ -1,21 +1,41 @@
 //! Who may talk to the server: `Host` and `Origin` checks against DNS
-//! rebinding, and optional bearer-token authentication. Every request passes
-//! here before anything else looks at it.
+//! rebinding, then authentication (none, static bearer tokens, or OAuth
+//! access tokens, see [`super::oauth`]) giving the request's principal,
+//! and authorization: what a message asks for needs the scopes the
+//! manifests require of it. Every request passes here before anything else
+//! looks at it.
 
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use axum::http::{HeaderMap, StatusCode, Uri, header};
+use serde_json::Value;
 use subtle::ConstantTimeEq;
 
 use super::error::HttpError;
+use super::oauth::{Refused, ResourceServer};
+use crate::catalog::Catalog;
+use crate::manifest::EntryKind;
+use crate::principal::Principal;
+use crate::protocol::Incoming;
 
 /// Host names that always mean this machine.
 const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 
-/// The token a request authenticated with: its index in the configured
-/// list, or `None` when no authentication is configured. Sessions remember it
-/// and answer only requests that present the same one.
-pub type Credential = Option<usize>;
+/// Whom a request acts for: `None` when no authentication is configured.
+/// Sessions, tasks and request states remember it and serve only requests
+/// of the same principal.
+pub type Credential = Option<Principal>;
+
+/// How requests authenticate.
+enum Authentication {
+    /// They do not.
+    Open,
+    /// With one of these bearer tokens.
+    Tokens(Vec<String>),
+    /// With an access token of the authorization server.
+    OAuth(Arc<ResourceServer>),
+}
 
 pub struct Access {
     /// When bound to a loopback address: the `Host` names accepted (the
@@ -24,7 +44,7 @@ pub struct Access {
     /// Origins accepted besides the loopback ones (exact, lowercase, no
     /// trailing slash); `*` accepts every origin.
     origins: Vec<String>,
-    tokens: Vec<String>,
+    authentication: Authentication,
 }
 
 /// `host` without its port, lowercase (`[::1]:80` → `[::1]`).
@@ -43,10 +63,47 @@ fn normalize_origin(origin: &str) -> String {
     origin.trim().trim_end_matches('/').to_ascii_lowercase()
 }
 
+/// The token of an `Authorization: Bearer` header, if there is one.
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|h| h.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim())
+        .filter(|token| !token.is_empty())
+}
+
+/// The catalog entries a message uses: the tool it calls, the prompt it
+/// gets or completes, the resources it reads, subscribes to or listens for.
+fn entries_used<'a>(method: &str, params: &'a Value) -> Vec<(EntryKind, &'a str)> {
+    let text = |pointer: &str| params.pointer(pointer).and_then(Value::as_str);
+    let one = |kind, pointer| text(pointer).map(|name| (kind, name)).into_iter().collect();
+    match method {
+        "tools/call" => one(EntryKind::Tool, "/name"),
+        "prompts/get" => one(EntryKind::Prompt, "/name"),
+        "resources/read" | "resources/subscribe" => one(EntryKind::Resource, "/uri"),
+        "completion/complete" => match text("/ref/type") {
+            Some("ref/prompt") => one(EntryKind::Prompt, "/ref/name"),
+            Some("ref/resource") => one(EntryKind::Resource, "/ref/uri"),
+            _ => Vec::new(),
+        },
+        "subscriptions/listen" => params
+            .pointer("/notifications/resourceSubscriptions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|uri| Some((EntryKind::Resource, uri.as_str()?)))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 impl Access {
     /// `bound` is the listening address; `origins` are the extra allowed
-    /// origins; `tokens` the accepted bearer tokens (none: no authentication).
-    pub fn new(bound: IpAddr, origins: &[String], tokens: Vec<String>) -> Self {
+    /// origins; `tokens` the accepted bearer tokens and `oauth` the
+    /// authorization server's resource server (neither: no authentication).
+    pub fn new(bound: IpAddr, origins: &[String], tokens: Vec<String>, oauth: Option<Arc<ResourceServer>>) -> Self {
         let hosts = bound.is_loopback().then(|| {
             let bound = match bound {
                 IpAddr::V4(ip) => ip.to_string(),
@@ -58,18 +115,75 @@ impl Access {
                 .chain([bound])
                 .collect()
         });
+        let authentication = match oauth {
+            Some(oauth) => Authentication::OAuth(oauth),
+            None if tokens.is_empty() => Authentication::Open,
+            None => Authentication::Tokens(tokens),
+        };
         Self {
             hosts,
             origins: origins.iter().map(|o| normalize_origin(o)).collect(),
-            tokens,
+            authentication,
         }
     }
 
-    /// Checks a request's headers; returns the credential it presented.
-    pub fn check(&self, headers: &HeaderMap) -> Result<Credential, HttpError> {
+    /// Whether requests must authenticate.
+    pub fn authenticates(&self) -> bool {
+        !matches!(self.authentication, Authentication::Open)
+    }
+
+    /// The resource server, when access tokens of an authorization server are required.
+    pub fn resource_server(&self) -> Option<&ResourceServer> {
+        match &self.authentication {
+            Authentication::OAuth(oauth) => Some(oauth),
+            _ => None,
+        }
+    }
+
+    /// Checks a request's headers; returns whom it acts for.
+    pub async fn check(&self, headers: &HeaderMap) -> Result<Credential, HttpError> {
         self.check_host(headers)?;
         self.check_origin(headers)?;
-        self.authenticate(headers)
+        match &self.authentication {
+            Authentication::Open => Ok(None),
+            Authentication::Tokens(tokens) => check_token(tokens, bearer(headers)).map(Some),
+            Authentication::OAuth(oauth) => authenticate(oauth, bearer(headers)).await.map(Some),
+        }
+    }
+
+    /// Whether [`Self::authorize`] has anything to check for `principal`:
+    /// OAuth scopes, which static tokens and open servers do not have.
+    pub fn checks_scopes(&self, principal: &Credential) -> bool {
+        self.resource_server().is_some() && principal.as_ref().is_some_and(|p| p.scopes.is_some())
+    }
+
+    /// Refuses (403, with the scopes to ask for) a message whose entries
+    /// need scopes `principal` was not granted, by the manifests of the
+    /// plugins in `catalog`.
+    pub fn authorize(&self, principal: &Credential, catalog: &Catalog, message: &Incoming) -> Result<(), HttpError> {
+        let (Some(oauth), Some(principal)) = (self.resource_server(), principal) else {
+            return Ok(());
+        };
+        let Incoming::Request { method, params, .. } = message else {
+            return Ok(());
+        };
+        let mut needed = Vec::new();
+        for (kind, name) in entries_used(method, params) {
+            needed.extend(catalog.required_scopes(kind, name).unwrap_or_default());
+        }
+        needed.sort();
+        needed.dedup();
+        if !principal.lacks(&needed) {
+            return Ok(());
+        }
+        let description = format!("{method} needs the scopes {}", needed.join(" "));
+        Err(HttpError {
+            challenge: Some(oauth.challenge(Some(("insufficient_scope", &description)), &needed)),
+            ..HttpError::new(
+                StatusCode::FORBIDDEN,
+                format!("Forbidden: {description}; ask the authorization server for a token that grants them"),
+            )
+        })
     }
 
     fn check_host(&self, headers: &HeaderMap) -> Result<(), HttpError> {
@@ -110,41 +224,67 @@ impl Access {
             ))
         }
     }
+}
 
-    fn authenticate(&self, headers: &HeaderMap) -> Result<Credential, HttpError> {
-        if self.tokens.is_empty() {
-            return Ok(None);
-        }
-        let presented = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|h| h.to_str().ok())
-            .and_then(|h| h.split_once(' '))
-            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, token)| token.trim());
-        let Some(presented) = presented else {
-            return Err(HttpError {
-                challenge: Some("Bearer realm=\"wasm-mcp\""),
-                ..HttpError::new(
-                    StatusCode::UNAUTHORIZED,
-                    "Unauthorized: send Authorization: Bearer <token>",
-                )
-            });
-        };
-        // Compare with every token, in constant time, so timing tells nothing.
-        let mut found = None;
-        for (index, token) in self.tokens.iter().enumerate() {
-            if bool::from(token.as_bytes().ct_eq(presented.as_bytes())) {
-                found = Some(index);
-            }
-        }
-        match found {
-            Some(index) => Ok(Some(index)),
-            None => Err(HttpError {
-                challenge: Some("Bearer realm=\"wasm-mcp\", error=\"invalid_token\""),
-                ..HttpError::new(StatusCode::UNAUTHORIZED, "Unauthorized: the bearer token is not valid")
-            }),
+/// The holder of the static token `presented`, compared with every token
+/// in constant time, so timing tells nothing.
+fn check_token(tokens: &[String], presented: Option<&str>) -> Result<Principal, HttpError> {
+    let Some(presented) = presented else {
+        return Err(HttpError {
+            challenge: Some("Bearer realm=\"wasm-mcp\"".into()),
+            ..HttpError::new(
+                StatusCode::UNAUTHORIZED,
+                "Unauthorized: send Authorization: Bearer <token>",
+            )
+        });
+    };
+    let mut found = None;
+    for (index, token) in tokens.iter().enumerate() {
+        if bool::from(token.as_bytes().ct_eq(presented.as_bytes())) {
+            found = Some(index);
         }
     }
+    found.map(Principal::static_token).ok_or_else(|| HttpError {
+        challenge: Some("Bearer realm=\"wasm-mcp\", error=\"invalid_token\"".into()),
+        ..HttpError::new(StatusCode::UNAUTHORIZED, "Unauthorized: the bearer token is not valid")
+    })
+}
+
+/// The principal of the OAuth access token `presented`: 401 without one or
+/// with an invalid one, 403 when it lacks the scopes every request needs.
+async fn authenticate(oauth: &ResourceServer, presented: Option<&str>) -> Result<Principal, HttpError> {
+    let required = oauth.required();
+    let Some(presented) = presented else {
+        return Err(HttpError {
+            challenge: Some(oauth.challenge(None, required)),
+            ..HttpError::new(
+                StatusCode::UNAUTHORIZED,
+                format!(
+                    "Unauthorized: send Authorization: Bearer <access token> with a token of {} for this server \
+                     (its resource metadata says how to get one)",
+                    oauth.issuer()
+                ),
+            )
+        });
+    };
+    let principal = oauth.validate(presented).await.map_err(|refused| match refused {
+        Refused::Invalid(why) => HttpError {
+            challenge: Some(oauth.challenge(Some(("invalid_token", &why)), required)),
+            ..HttpError::new(StatusCode::UNAUTHORIZED, format!("Unauthorized: {why}"))
+        },
+        Refused::Unavailable(why) => HttpError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("Service Unavailable: {why}; try again shortly"),
+        ),
+    })?;
+    if principal.lacks(required) {
+        let description = format!("every request needs the scopes {}", required.join(" "));
+        return Err(HttpError {
+            challenge: Some(oauth.challenge(Some(("insufficient_scope", &description)), required)),
+            ..HttpError::new(StatusCode::FORBIDDEN, format!("Forbidden: {description}"))
+        });
+    }
+    Ok(principal)
 }
 
 #[cfg(test)]
@@ -153,7 +293,18 @@ mod tests {
 
     use axum::http::HeaderValue;
 
+    use futures_util::FutureExt;
+
     use super::*;
+
+    impl Access {
+        /// `check`, for the modes that fetch nothing.
+        fn check_now(&self, headers: &HeaderMap) -> Result<Credential, HttpError> {
+            self.check(headers)
+                .now_or_never()
+                .expect("no authorization server to ask")
+        }
+    }
 
     fn headers(pairs: &[(header::HeaderName, &str)]) -> HeaderMap {
         pairs
@@ -165,7 +316,7 @@ mod tests {
     fn loopback(origins: &[&str], tokens: &[&str]) -> Access {
         let origins: Vec<String> = origins.iter().map(|o| o.to_string()).collect();
         let tokens = tokens.iter().map(|t| t.to_string()).collect();
-        Access::new(IpAddr::V4(Ipv4Addr::LOCALHOST), &origins, tokens)
+        Access::new(IpAddr::V4(Ipv4Addr::LOCALHOST), &origins, tokens, None)
     }
 
     #[test]
@@ -179,48 +330,58 @@ mod tests {
     #[test]
     fn loopback_binds_answer_only_to_local_hosts() {
         let access = loopback(&[], &[]);
-        assert!(access.check(&headers(&[(header::HOST, "127.0.0.1:9")])).is_ok());
-        assert!(access.check(&headers(&[(header::HOST, "localhost")])).is_ok());
+        assert!(access.check_now(&headers(&[(header::HOST, "127.0.0.1:9")])).is_ok());
+        assert!(access.check_now(&headers(&[(header::HOST, "localhost")])).is_ok());
         let evil = access
-            .check(&headers(&[(header::HOST, "evil.example.com")]))
+            .check_now(&headers(&[(header::HOST, "evil.example.com")]))
             .unwrap_err();
         assert_eq!(evil.status, StatusCode::FORBIDDEN);
-        assert!(access.check(&HeaderMap::new()).is_err());
-        let open = Access::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), &[], Vec::new());
-        assert!(open.check(&headers(&[(header::HOST, "example.com")])).is_ok());
+        assert!(access.check_now(&HeaderMap::new()).is_err());
+        let open = Access::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), &[], Vec::new(), None);
+        assert!(open.check_now(&headers(&[(header::HOST, "example.com")])).is_ok());
     }
 
     #[test]
     fn origins_must_be_local_or_listed() {
         let access = loopback(&["https://app.example.com/"], &[]);
         let with = |origin| headers(&[(header::HOST, "localhost"), (header::ORIGIN, origin)]);
-        assert!(access.check(&with("http://localhost:6274")).is_ok());
-        assert!(access.check(&with("http://[::1]:1")).is_ok());
-        assert!(access.check(&with("https://APP.example.com")).is_ok());
+        assert!(access.check_now(&with("http://localhost:6274")).is_ok());
+        assert!(access.check_now(&with("http://[::1]:1")).is_ok());
+        assert!(access.check_now(&with("https://APP.example.com")).is_ok());
         for bad in [
             "http://evil.example.com",
             "null",
             "file://localhost",
             "https://app.example.com:8443",
         ] {
-            let refused = access.check(&with(bad)).unwrap_err();
+            let refused = access.check_now(&with(bad)).unwrap_err();
             assert_eq!(refused.status, StatusCode::FORBIDDEN, "{bad}");
         }
-        assert!(loopback(&["*"], &[]).check(&with("http://anything.example")).is_ok());
+        assert!(
+            loopback(&["*"], &[])
+                .check_now(&with("http://anything.example"))
+                .is_ok()
+        );
     }
 
     #[test]
     fn bearer_tokens_identify_the_credential() {
         let access = loopback(&[], &["first", "second"]);
         let with = |auth| headers(&[(header::HOST, "localhost"), (header::AUTHORIZATION, auth)]);
-        assert_eq!(access.check(&with("Bearer second")).unwrap(), Some(1));
-        assert_eq!(access.check(&with("bearer first")).unwrap(), Some(0));
+        assert_eq!(
+            access.check_now(&with("Bearer second")).unwrap(),
+            Some(Principal::static_token(1))
+        );
+        assert_eq!(
+            access.check_now(&with("bearer first")).unwrap(),
+            Some(Principal::static_token(0))
+        );
         for bad in ["Bearer third", "Basic Zmlyc3Q=", "Bearer"] {
-            let refused = access.check(&with(bad)).unwrap_err();
+            let refused = access.check_now(&with(bad)).unwrap_err();
             assert_eq!(refused.status, StatusCode::UNAUTHORIZED, "{bad}");
             assert!(refused.challenge.is_some_and(|c| c.starts_with("Bearer")));
         }
-        let missing = access.check(&headers(&[(header::HOST, "localhost")])).unwrap_err();
+        let missing = access.check_now(&headers(&[(header::HOST, "localhost")])).unwrap_err();
         assert_eq!(missing.status, StatusCode::UNAUTHORIZED);
     }
 }

@@ -18,8 +18,8 @@ pub struct HttpError {
     /// The JSON-RPC error code of the body.
     pub code: i32,
     pub message: String,
-    /// A `WWW-Authenticate` challenge, for 401.
-    pub challenge: Option<&'static str>,
+    /// A `WWW-Authenticate` challenge, for 401 and 403.
+    pub challenge: Option<String>,
     /// Close the connection after the answer (what the client sent was not read in full).
     pub close: bool,
 }
@@ -78,10 +78,8 @@ impl IntoResponse for HttpError {
             error_body(self.code, &self.message),
         )
             .into_response();
-        if let Some(challenge) = self.challenge {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+        if let Some(challenge) = self.challenge.and_then(|c| HeaderValue::from_str(&c).ok()) {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
         }
         if self.close {
             response

@@ -14,6 +14,7 @@ use tokio::time::Instant;
 
 use super::App;
 use super::accepts;
+use super::access::Credential;
 use super::error::HttpError;
 use super::sessions::HttpSession;
 use super::sse::{self, Connect};
@@ -83,16 +84,17 @@ fn json_reply(data: &str, session: Option<&str>) -> Response {
 }
 
 impl App {
-    /// The session a request names, for the credential it presented.
-    fn session(
-        &self,
-        headers: &HeaderMap,
-        credential: super::access::Credential,
-    ) -> Result<Arc<HttpSession>, HttpError> {
+    /// The session a request names, for the principal it acts for (whose
+    /// latest scopes the session takes).
+    fn session(&self, headers: &HeaderMap, credential: Credential) -> Result<Arc<HttpSession>, HttpError> {
         let id = session_id(headers).ok_or_else(|| {
             HttpError::bad_request("Bad Request: the Mcp-Session-Id header is required after initialize")
         })?;
-        self.sessions.get(id, credential)
+        let http_session = self.sessions.get(id, &credential)?;
+        if credential.is_some() {
+            http_session.session.act_for(credential);
+        }
+        Ok(http_session)
     }
 
     /// An SSE response reading `connection` on stream `number`, from event `after`.
@@ -153,7 +155,7 @@ impl App {
 }
 
 pub async fn post(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -> Result<Response, HttpError> {
-    let credential = app.access.check(&headers)?;
+    let credential = app.access.check(&headers).await?;
     let body = app.read_body(body).await?;
     let json = headers
         .get(header::CONTENT_TYPE)
@@ -172,8 +174,13 @@ pub async fn post(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -
         ));
     }
     let message = Incoming::parse_bytes(&body).map_err(|bad| HttpError::unparseable(bad.error))?;
+    if app.access.checks_scopes(&credential) {
+        // The scopes are the manifests': wait for the plugins present at start.
+        let catalog = app.sessions.hub().loaded_catalog().await;
+        app.access.authorize(&credential, &catalog, &message)?;
+    }
     if session_id(&headers).is_none() && stateless::is_modern(&headers, &message) {
-        return Ok(stateless::post(&app, &headers, message).await);
+        return Ok(stateless::post(&app, &headers, message, credential).await);
     }
     check_version(&headers)?;
     match message {
@@ -207,7 +214,7 @@ pub async fn post(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -
 /// Starts a session. Its id is issued only if initialize succeeds.
 async fn initialize(
     app: &App,
-    credential: super::access::Credential,
+    credential: Credential,
     headers: &HeaderMap,
     message: Incoming,
     id: &RequestId,
@@ -267,7 +274,7 @@ async fn request(
 }
 
 pub async fn get(State(app): State<Arc<App>>, headers: HeaderMap) -> Result<Response, HttpError> {
-    let credential = app.access.check(&headers)?;
+    let credential = app.access.check(&headers).await?;
     check_version(&headers)?;
     if !accepts(&headers).0 {
         return Err(HttpError::new(
@@ -290,11 +297,11 @@ pub async fn get(State(app): State<Arc<App>>, headers: HeaderMap) -> Result<Resp
 }
 
 pub async fn delete(State(app): State<Arc<App>>, headers: HeaderMap) -> Result<StatusCode, HttpError> {
-    let credential = app.access.check(&headers)?;
+    let credential = app.access.check(&headers).await?;
     check_version(&headers)?;
     let id = session_id(&headers)
         .ok_or_else(|| HttpError::bad_request("Bad Request: the Mcp-Session-Id header is required"))?;
-    app.sessions.remove(id, credential)?;
+    app.sessions.remove(id, &credential)?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -39,7 +39,7 @@ pub async fn readyz(State(app): State<Arc<App>>) -> (StatusCode, String) {
 }
 
 pub async fn metrics(State(app): State<Arc<App>>, headers: HeaderMap) -> Result<Response, HttpError> {
-    app.access.check(&headers)?;
+    app.access.check(&headers).await?;
     Ok(operations::metrics())
 }
 
@@ -51,6 +51,6 @@ pub async fn status(
     State(app): State<Arc<App>>,
     headers: HeaderMap,
 ) -> Result<axum::Json<serde_json::Value>, HttpError> {
-    app.access.check(&headers)?;
+    app.access.check(&headers).await?;
     Ok(axum::Json(operations::status(app.sessions.hub())))
 }

@@ -46,6 +46,14 @@ impl Drop for Busy {
 }
 
 impl HttpSession {
+    /// Whether `credential` is of the principal that created the session.
+    fn is_of(&self, credential: &Credential) -> bool {
+        fn id(credential: &Credential) -> Option<&str> {
+            credential.as_ref().map(|principal| principal.id.as_str())
+        }
+        id(&self.credential) == id(credential)
+    }
+
     pub fn busy(&self) -> Busy {
         self.activity.open.fetch_add(1, Ordering::Relaxed);
         Busy(self.activity.clone())
@@ -139,7 +147,7 @@ impl Sessions {
         let (flush, mut flushes) = mpsc::unbounded_channel::<oneshot::Sender<()>>();
         let http_session = Arc::new(HttpSession {
             id: new_session_id(),
-            session: Session::new(self.hub.clone(), outbox),
+            session: Session::acting_for(self.hub.clone(), outbox, credential.clone()),
             streams: Arc::new(Streams::default()),
             credential,
             activity: Arc::new(Activity {
@@ -180,23 +188,23 @@ impl Sessions {
         Ok(())
     }
 
-    /// The session `id`, if it exists and `credential` is the one it was
-    /// created with (anything else is told it does not exist).
-    pub fn get(&self, id: &str, credential: Credential) -> Result<Arc<HttpSession>, HttpError> {
+    /// The session `id`, if it exists and `credential` is of the principal
+    /// that created it (anything else is told it does not exist).
+    pub fn get(&self, id: &str, credential: &Credential) -> Result<Arc<HttpSession>, HttpError> {
         let table = self.table.lock().unwrap();
         let found = table
             .get(id)
-            .filter(|s| s.credential == credential)
+            .filter(|s| s.is_of(credential))
             .ok_or_else(HttpError::session_not_found)?;
         *found.activity.last_seen.lock().unwrap() = Instant::now();
         Ok(found.clone())
     }
 
     /// Ends the session `id` for the client that owns it.
-    pub fn remove(&self, id: &str, credential: Credential) -> Result<(), HttpError> {
+    pub fn remove(&self, id: &str, credential: &Credential) -> Result<(), HttpError> {
         let mut table = self.table.lock().unwrap();
         match table.get(id) {
-            Some(s) if s.credential == credential => {
+            Some(s) if s.is_of(credential) => {
                 let removed = table.remove(id).expect("just seen");
                 let open = table.len();
                 drop(table);

@@ -22,6 +22,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::App;
+use super::access::Credential;
 use crate::protocol::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
 use crate::protocol::modern::{
     self, HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, PROTOCOL_VERSION, UNSUPPORTED_PROTOCOL_VERSION,
@@ -217,7 +218,7 @@ fn mirrored_properties<'a>(schema: &'a Value, path: &mut Vec<&'a str>, found: &m
 }
 
 /// Serves one 2026-07-28 message: a request gets its answer, a notification 202.
-pub async fn post(app: &App, headers: &HeaderMap, message: Incoming) -> Response {
+pub async fn post(app: &App, headers: &HeaderMap, message: Incoming, credential: Credential) -> Response {
     let Incoming::Request { id, method, params } = message else {
         // No notification of this revision needs this server's attention over
         // HTTP (a request is cancelled by closing its stream).
@@ -232,7 +233,7 @@ pub async fn post(app: &App, headers: &HeaderMap, message: Incoming) -> Response
         return json_response(StatusCode::BAD_REQUEST, &jsonrpc::error_response(Some(&id), &error));
     }
     let (outbox, mut outgoing) = mpsc::unbounded_channel::<Outgoing>();
-    let session = Session::new(app.sessions.hub().clone(), outbox);
+    let session = Session::acting_for(app.sessions.hub().clone(), outbox, credential);
     session.handle(Incoming::Request {
         id: id.clone(),
         method,

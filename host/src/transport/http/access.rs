@@ -159,7 +159,9 @@ impl Access {
 
     /// Refuses (403, with the scopes to ask for) a message whose entries
     /// need scopes `principal` was not granted, by the manifests of the
-    /// plugins in `catalog`.
+    /// plugins in `catalog`. The challenge names every scope the request
+    /// needs, those every request needs included, so that a client that
+    /// asks for exactly these gets a token that serves it.
     pub fn authorize(&self, principal: &Credential, catalog: &Catalog, message: &Incoming) -> Result<(), HttpError> {
         let (Some(oauth), Some(principal)) = (self.resource_server(), principal) else {
             return Ok(());
@@ -171,11 +173,12 @@ impl Access {
         for (kind, name) in entries_used(method, params) {
             needed.extend(catalog.required_scopes(kind, name).unwrap_or_default());
         }
-        needed.sort();
-        needed.dedup();
         if !principal.lacks(&needed) {
             return Ok(());
         }
+        needed.extend(oauth.required().iter().cloned());
+        needed.sort();
+        needed.dedup();
         let description = format!("{method} needs the scopes {}", needed.join(" "));
         Err(HttpError {
             challenge: Some(oauth.challenge(Some(("insufficient_scope", &description)), &needed)),

@@ -10,9 +10,11 @@
 //! 8707), and valid now (`exp`, `nbf`, with the leeway). The JWKS is
 //! fetched on first use, again when a token names a key it lacks (at most
 //! once per [`REFRESH_BACKOFF`]) and when older than [`KEYS_MAX_AGE`]; each
-//! fetch tries [`ATTEMPTS`] times. Tokens never go further than here.
+//! fetch tries [`ATTEMPTS`] times. A token once accepted is remembered until
+//! it expires, so a client's next requests cost a lookup, not a signature
+//! check. Tokens never go further than here.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::net::SocketAddr;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -23,12 +25,21 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Bytes;
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::Client as HyperClient;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 use tokio::time::Instant;
+use url::Url;
 
 use super::{App, ENDPOINT};
 use crate::manifest::is_scope_token;
@@ -47,6 +58,8 @@ const ATTEMPTS: u32 = 3;
 const REFRESH_BACKOFF: Duration = Duration::from_secs(10);
 /// Keys older than this are fetched again before use.
 const KEYS_MAX_AGE: Duration = Duration::from_secs(600);
+/// The largest document read from the authorization server.
+const MAX_DOCUMENT_BYTES: usize = 1 << 20;
 /// The algorithms accepted when the configuration names none.
 const DEFAULT_ALGORITHMS: [Algorithm; 2] = [Algorithm::RS256, Algorithm::ES256];
 
@@ -98,8 +111,49 @@ pub struct ResourceServer {
     /// The scopes every token must grant.
     required: Vec<String>,
     validator: Validator,
-    http: reqwest::Client,
+    http: Http,
     known: Mutex<Known>,
+    /// JWTs already validated, with when they expire (see [`Accepted`]).
+    accepted: Accepted,
+}
+
+/// The JWTs validated lately and their principals, so that a client's
+/// requests with the same token do not verify its signature each time. An
+/// entry serves until the token's `exp` (with the leeway), as the token
+/// itself would; at most [`Accepted::CAPACITY`] are kept.
+#[derive(Default)]
+struct Accepted(std::sync::Mutex<HashMap<String, (Principal, u64)>>);
+
+impl Accepted {
+    const CAPACITY: usize = 4096;
+
+    /// The principal of `token` if it was accepted and has not expired by `now` (seconds).
+    fn get(&self, token: &str, now: u64) -> Option<Principal> {
+        let cache = self.0.lock().unwrap();
+        let (principal, until) = cache.get(token)?;
+        (now <= *until).then(|| principal.clone())
+    }
+
+    /// Remembers `token` as `principal`'s until `until` (seconds); when
+    /// full, the expired entries go, or all if none has.
+    fn insert(&self, token: &str, principal: &Principal, until: u64, now: u64) {
+        let mut cache = self.0.lock().unwrap();
+        if cache.len() >= Self::CAPACITY {
+            cache.retain(|_, (_, until)| now <= *until);
+            if cache.len() >= Self::CAPACITY {
+                cache.clear();
+            }
+        }
+        cache.insert(token.to_owned(), (principal.clone(), until));
+    }
+}
+
+/// Seconds since the Unix epoch.
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs()
 }
 
 /// GET of the Protected Resource Metadata: no token needed, readable from
@@ -146,8 +200,8 @@ fn algorithms(text: Option<&str>) -> Result<Vec<Algorithm>> {
 }
 
 /// A URL given in a setting: absolute http(s), plain http only to this machine.
-fn checked_url(url: &str, setting: &str) -> Result<reqwest::Url> {
-    let parsed = reqwest::Url::parse(url).with_context(|| format!("{setting}: {url:?} is not a URL"))?;
+fn checked_url(url: &str, setting: &str) -> Result<Url> {
+    let parsed = Url::parse(url).with_context(|| format!("{setting}: {url:?} is not a URL"))?;
     let local = matches!(parsed.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
     match parsed.scheme() {
         "https" => Ok(parsed),
@@ -159,7 +213,7 @@ fn checked_url(url: &str, setting: &str) -> Result<reqwest::Url> {
 
 /// The Protected Resource Metadata URL of `resource`: the well-known
 /// prefix inserted before its path (RFC 9728 §3.1).
-fn metadata_url_of(resource: &reqwest::Url) -> String {
+fn metadata_url_of(resource: &Url) -> String {
     let path = resource.path().trim_end_matches('/');
     format!(
         "{}/.well-known/oauth-protected-resource{path}",
@@ -168,7 +222,7 @@ fn metadata_url_of(resource: &reqwest::Url) -> String {
 }
 
 /// The places RFC 8414 and OpenID Connect Discovery put an issuer's metadata.
-fn metadata_candidates(issuer: &reqwest::Url) -> Vec<String> {
+fn metadata_candidates(issuer: &Url) -> Vec<String> {
     let origin = issuer.origin().ascii_serialization();
     let path = issuer.path().trim_end_matches('/');
     let mut candidates = vec![format!("{origin}/.well-known/oauth-authorization-server{path}")];
@@ -181,16 +235,21 @@ fn metadata_candidates(issuer: &reqwest::Url) -> Vec<String> {
     candidates
 }
 
-/// A client for the authorization server: the platform's roots, HTTP/1.1.
-fn http_client() -> Result<reqwest::Client> {
+/// The HTTP client of requests to the authorization server.
+type Http = HyperClient<HttpsConnector<HttpConnector>, Full<Bytes>>;
+
+/// A client for the authorization server: the platform's roots, HTTP/1.1,
+/// no redirects followed.
+fn http_client() -> Http {
     let mut tls = (*crate::sandbox::TlsTrust::default().config()).clone();
-    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
-    reqwest::Client::builder()
-        .use_preconfigured_tls(tls)
-        .timeout(FETCH_TIMEOUT)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .context("cannot make the HTTP client for the authorization server")
+    // The connector offers the protocols it speaks itself.
+    tls.alpn_protocols.clear();
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http1()
+        .build();
+    HyperClient::builder(TokioExecutor::new()).build(connector)
 }
 
 impl ResourceServer {
@@ -206,7 +265,7 @@ impl ResourceServer {
             None => format!("http://{local}{ENDPOINT}"),
         };
         let resource_url =
-            reqwest::Url::parse(&resource).with_context(|| format!("--auth-resource: {resource:?} is not a URL"))?;
+            Url::parse(&resource).with_context(|| format!("--auth-resource: {resource:?} is not a URL"))?;
         if resource_url.fragment().is_some() {
             bail!("--auth-resource: {resource} must not have a fragment (RFC 8707)");
         }
@@ -227,8 +286,9 @@ impl ResourceServer {
             resource,
             required: scope_list(settings.scopes.as_deref(), "--auth-scopes")?,
             validator,
-            http: http_client()?,
+            http: http_client(),
             known: Mutex::new(Known::default()),
+            accepted: Accepted::default(),
         }))
     }
 
@@ -290,6 +350,10 @@ impl ResourceServer {
     }
 
     async fn validate_jwt(&self, token: &str, algorithms: &[Algorithm], leeway: u64) -> Result<Principal, Refused> {
+        let now = unix_now();
+        if let Some(principal) = self.accepted.get(token, now) {
+            return Ok(principal);
+        }
         let header = jsonwebtoken::decode_header(token).map_err(|_| {
             let accepted: Vec<String> = algorithms.iter().map(|a| format!("{a:?}")).collect();
             Invalid(format!(
@@ -313,7 +377,11 @@ impl ResourceServer {
         let claims = jsonwebtoken::decode::<Value>(token, &key, &validation)
             .map_err(|error| Invalid(describe(error.kind(), &self.resource)))?
             .claims;
-        principal_of(&self.issuer, &claims)
+        let principal = principal_of(&self.issuer, &claims)?;
+        if let Some(exp) = claims.get("exp").and_then(Value::as_u64) {
+            self.accepted.insert(token, &principal, exp.saturating_add(leeway), now);
+        }
+        Ok(principal)
     }
 
     /// The key `kid` of the issuer's JWKS for `algorithm`, fetching the
@@ -399,10 +467,7 @@ impl ResourceServer {
         let issuer = checked_url(&self.issuer, "--auth-issuer")?;
         let mut tried = Vec::new();
         for candidate in metadata_candidates(&issuer) {
-            match self
-                .fetch_json::<ServerMetadata>(reqwest::Url::parse(&candidate)?)
-                .await
-            {
+            match self.fetch_json::<ServerMetadata>(Url::parse(&candidate)?).await {
                 Ok(metadata) if metadata.issuer == self.issuer => return Ok(metadata),
                 Ok(metadata) => bail!(
                     "{candidate} names the issuer {:?}, not {:?}: refusing it (RFC 8414 §3.3)",
@@ -415,21 +480,43 @@ impl ResourceServer {
         bail!("no authorization server metadata found ({})", tried.join("; "))
     }
 
-    async fn fetch_json<T: serde::de::DeserializeOwned>(&self, url: reqwest::Url) -> Result<T> {
+    /// Sends `request`: its status and body, within [`FETCH_TIMEOUT`] and
+    /// [`MAX_DOCUMENT_BYTES`].
+    async fn send(&self, request: http::Request<Full<Bytes>>) -> Result<(http::StatusCode, Bytes)> {
+        let exchange = async {
+            let response = self.http.request(request).await?;
+            let status = response.status();
+            let body = Limited::new(response.into_body(), MAX_DOCUMENT_BYTES)
+                .collect()
+                .await
+                .map_err(|error| anyhow::anyhow!("reading the answer: {error}"))?
+                .to_bytes();
+            anyhow::Ok((status, body))
+        };
+        tokio::time::timeout(FETCH_TIMEOUT, exchange)
+            .await
+            .map_err(|_| anyhow::anyhow!("no answer within {FETCH_TIMEOUT:?}"))?
+    }
+
+    /// The JSON document at `url`, trying [`ATTEMPTS`] times while the
+    /// server cannot be reached.
+    async fn fetch_json<T: serde::de::DeserializeOwned>(&self, url: Url) -> Result<T> {
         let mut attempt = 1;
         loop {
-            let fetched = async {
-                let response = self.http.get(url.clone()).send().await?.error_for_status()?;
-                response.json::<T>().await
-            }
-            .await;
-            match fetched {
-                Ok(value) => return Ok(value),
-                Err(error) if attempt < ATTEMPTS && !error.is_decode() && !error.is_status() => {
+            let request = http::Request::get(url.as_str())
+                .header(http::header::ACCEPT, "application/json")
+                .body(Full::default())?;
+            match self.send(request).await {
+                Ok((status, body)) if status.is_success() => {
+                    return serde_json::from_slice(&body)
+                        .with_context(|| format!("GET {url}: the answer is not the JSON document expected"));
+                }
+                Ok((status, _)) => bail!("GET {url}: {status}"),
+                Err(_) if attempt < ATTEMPTS => {
                     tokio::time::sleep(Duration::from_millis(200 << attempt)).await;
                     attempt += 1;
                 }
-                Err(error) => return Err(anyhow::Error::new(error).context(format!("GET {url}"))),
+                Err(error) => return Err(error.context(format!("GET {url}"))),
             }
         }
     }
@@ -451,21 +538,36 @@ impl ResourceServer {
         };
         let endpoint =
             endpoint.ok_or_else(|| unavailable("the issuer's metadata has no introspection_endpoint".into()))?;
-        let response = self
-            .http
-            .post(&endpoint)
-            .basic_auth(client_id, Some(secret))
-            .form(&[("token", token), ("token_type_hint", "access_token")])
-            .send()
-            .await
-            .map_err(|e| unavailable(format!("{:#}", anyhow::Error::new(e))))?;
-        if response.status() == reqwest::StatusCode::BAD_REQUEST {
+        let form = |pairs: &[(&str, &str)]| {
+            url::form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(pairs)
+                .finish()
+        };
+        // RFC 6749 §2.3.1: the client's id and secret, each form-encoded, as Basic credentials.
+        let encoded = |text: &str| url::form_urlencoded::byte_serialize(text.as_bytes()).collect::<String>();
+        let credentials = format!("{}:{}", encoded(client_id), encoded(secret));
+        let request = http::Request::post(endpoint.as_str())
+            .header(
+                http::header::AUTHORIZATION,
+                format!("Basic {}", BASE64.encode(credentials)),
+            )
+            .header(http::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(http::header::ACCEPT, "application/json")
+            .body(Full::from(form(&[
+                ("token", token),
+                ("token_type_hint", "access_token"),
+            ])))
+            .map_err(|e| unavailable(e.to_string()))?;
+        let (status, body) = self.send(request).await.map_err(|e| unavailable(format!("{e:#}")))?;
+        if status == http::StatusCode::BAD_REQUEST {
             return Err(Invalid(
                 "the authorization server does not take the access token as one it issued".into(),
             ));
         }
-        let response = response.error_for_status().map_err(|e| unavailable(e.to_string()))?;
-        let claims: Value = response.json().await.map_err(|e| unavailable(e.to_string()))?;
+        if !status.is_success() {
+            return Err(unavailable(format!("POST {endpoint}: {status}")));
+        }
+        let claims: Value = serde_json::from_slice(&body).map_err(|e| unavailable(format!("POST {endpoint}: {e}")))?;
         if claims.get("active") != Some(&Value::Bool(true)) {
             return Err(Invalid(
                 "the access token is not active (expired, revoked or unknown)".into(),
@@ -541,7 +643,7 @@ mod tests {
 
     #[test]
     fn the_metadata_url_inserts_the_well_known_prefix_before_the_path() {
-        let url = |text| metadata_url_of(&reqwest::Url::parse(text).unwrap());
+        let url = |text| metadata_url_of(&Url::parse(text).unwrap());
         assert_eq!(
             url("https://mcp.example.com/mcp"),
             "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"
@@ -550,7 +652,7 @@ mod tests {
             url("http://127.0.0.1:8080/"),
             "http://127.0.0.1:8080/.well-known/oauth-protected-resource"
         );
-        let issuer = reqwest::Url::parse("https://as.example.com/tenant1").unwrap();
+        let issuer = Url::parse("https://as.example.com/tenant1").unwrap();
         assert_eq!(
             metadata_candidates(&issuer),
             [
@@ -579,6 +681,20 @@ mod tests {
         assert!(checked_url("http://127.0.0.1:9000", "--auth-issuer").is_ok());
         assert!(scope_list(Some("mcp notes:read"), "--auth-scopes").unwrap().len() == 2);
         assert!(scope_list(Some("bad\"scope"), "--auth-scopes").is_err());
+    }
+
+    #[test]
+    fn accepted_tokens_serve_until_they_expire_and_the_cache_stays_bounded() {
+        let accepted = Accepted::default();
+        let alice = Principal::oauth("https://as", "alice", None, BTreeSet::new());
+        accepted.insert("t", &alice, 100, 50);
+        assert_eq!(accepted.get("t", 100), Some(alice.clone()));
+        assert_eq!(accepted.get("t", 101), None);
+        assert_eq!(accepted.get("other", 50), None);
+        for i in 0..Accepted::CAPACITY + 10 {
+            accepted.insert(&format!("t{i}"), &alice, 1000, 50);
+        }
+        assert!(accepted.0.lock().unwrap().len() <= Accepted::CAPACITY);
     }
 
     #[test]

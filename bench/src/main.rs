@@ -13,6 +13,7 @@
 //! - `wasm-mcp-bench native-server` and `wasm-mcp-bench rmcp-server`: the
 //!   two native MCP servers the suite compares against, started by the suite.
 
+mod auth;
 mod http;
 mod limits;
 mod machine;
@@ -39,12 +40,13 @@ fn main() {
         Some("limits") => limits::run(),
         Some("replicas") => replicas::run(),
         Some("telemetry") => telemetry::run(),
+        Some("auth") => auth::run(),
         Some("native-server") => native_server::serve(),
         Some("rmcp-server") => rmcp_server::serve(),
         Some(other) => {
             eprintln!(
                 "unknown command {other:?}: use `run` (the default), `http`, `reload [languages]`, `limits`, \
-                 `replicas`, `telemetry`, `native-server` or `rmcp-server`"
+                 `replicas`, `telemetry`, `auth`, `native-server` or `rmcp-server`"
             );
             std::process::exit(2);
         }

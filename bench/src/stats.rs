@@ -18,6 +18,13 @@ pub fn median(samples: &[Duration]) -> Duration {
     percentile(samples, 50.0)
 }
 
+/// The median of rates (the upper middle of an even count).
+pub fn median_rate(rates: &[f64]) -> f64 {
+    let mut sorted = rates.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[sorted.len() / 2]
+}
+
 pub fn fastest(samples: &[Duration]) -> Duration {
     percentile(samples, 0.0)
 }

@@ -18,7 +18,7 @@ use wasm_mcp_tests::{PluginDir, plugin_wasm};
 use crate::machine::rss_bytes;
 use crate::report::Report;
 use crate::settings::quick;
-use crate::stats::{median, micros, millis, percentile, ratio};
+use crate::stats::{median, median_rate, micros, millis, percentile, ratio};
 use crate::workloads::{count_primes_call, echo_call};
 
 /// How much work each measurement does; `WASM_MCP_BENCH_QUICK=1` makes a
@@ -216,9 +216,8 @@ fn echo_throughput(report: &mut Report, subjects: &mut [Subject], echo: &ToolCal
                 latencies[i].extend(run.latencies);
             }
         }
-        for (i, mut r) in runs.into_iter().enumerate() {
-            r.sort_by(f64::total_cmp);
-            rates[i][w] = r[r.len() / 2];
+        for (i, r) in runs.into_iter().enumerate() {
+            rates[i][w] = median_rate(&r);
             if window == 16 {
                 p99_at_16[i] = percentile(&latencies[i], 99.0);
             }

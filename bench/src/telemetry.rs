@@ -17,7 +17,7 @@ use wasm_mcp_tests::process::serve_command;
 use wasm_mcp_tests::stdio::LeanStdioClient;
 
 use crate::settings::quick;
-use crate::stats::{median, micros, percentile};
+use crate::stats::{median, median_rate, micros, percentile};
 use crate::workloads::echo_call;
 
 const ROUNDS: usize = 5;
@@ -60,10 +60,4 @@ pub fn run() {
             rate / off_rate
         );
     }
-}
-
-fn median_rate(rates: &[f64]) -> f64 {
-    let mut sorted = rates.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    sorted[sorted.len() / 2]
 }

@@ -9,6 +9,7 @@ pub mod expect;
 pub mod http;
 pub mod http2;
 pub mod https;
+pub mod issuer;
 pub mod jsonrpc;
 pub mod loopback;
 pub mod modern;

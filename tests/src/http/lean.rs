@@ -22,8 +22,19 @@ pub struct LeanHttpClient {
 impl LeanHttpClient {
     /// A client of `url` that keeps up to `connections` idle connections.
     pub fn new(url: &str, connections: usize) -> Self {
+        Self::with_bearer(url, connections, None)
+    }
+
+    /// [`new`](Self::new), sending `Authorization: Bearer TOKEN` with every request when given one.
+    pub fn with_bearer(url: &str, connections: usize, token: Option<&str>) -> Self {
+        let mut headers = reqwest::header::HeaderMap::new();
+        if let Some(token) = token {
+            let value = format!("Bearer {token}").parse().expect("a token fits a header");
+            headers.insert(reqwest::header::AUTHORIZATION, value);
+        }
         let http = Client::builder()
             .pool_max_idle_per_host(connections)
+            .default_headers(headers)
             .build()
             .expect("an HTTP client");
         LeanHttpClient {

@@ -1,0 +1,73 @@
+//! The least of an OAuth authorization server a resource server needs, on a
+//! loopback port, for the benchmarks: its metadata (RFC 8414) naming its
+//! JWKS, the JWKS with one fixed RS256 key (`tests/fixtures/oauth-signing-key.*`,
+//! made for this and nothing else), and access tokens signed with that key.
+//! The tests use a real authorization server instead (`oidc-provider`, in
+//! `tests/node/oauth.test.mjs`).
+
+use std::io::Write;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use serde_json::json;
+
+use crate::loopback::{TestServer, read_request_head};
+
+const KEY_ID: &str = "bench-key";
+const PRIVATE_KEY: &str = include_str!("../fixtures/oauth-signing-key.pem");
+const JWKS: &str = include_str!("../fixtures/oauth-signing-key.jwk.json");
+
+/// The issuer; it serves until the process ends.
+pub struct Issuer {
+    /// Its issuer identifier, e.g. `http://127.0.0.1:41234`.
+    pub url: String,
+    _server: TestServer,
+}
+
+impl Issuer {
+    pub fn start() -> Issuer {
+        let port = std::sync::Arc::new(std::sync::OnceLock::<u16>::new());
+        let known = port.clone();
+        let server = TestServer::serve(move |stream| {
+            let Some(head) = read_request_head(stream) else { return };
+            let head = String::from_utf8_lossy(&head);
+            let path = head.split_whitespace().nth(1).unwrap_or_default();
+            let issuer = format!("http://127.0.0.1:{}", known.get().copied().unwrap_or_default());
+            let body = match path {
+                "/.well-known/oauth-authorization-server" => {
+                    json!({ "issuer": issuer, "jwks_uri": format!("{issuer}/jwks") }).to_string()
+                }
+                "/jwks" => JWKS.to_owned(),
+                _ => {
+                    let _ =
+                        stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                    return;
+                }
+            };
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(answer.as_bytes());
+        });
+        port.set(server.port).expect("set once");
+        Issuer {
+            url: format!("http://127.0.0.1:{}", server.port),
+            _server: server,
+        }
+    }
+
+    /// An access token of `subject` for the resource `audience` with
+    /// `scope` (space-separated), valid for `lifetime`.
+    pub fn token(&self, subject: &str, audience: &str, scope: &str, lifetime: Duration) -> String {
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
+        let claims = json!({
+            "iss": self.url, "sub": subject, "aud": audience, "scope": scope, "client_id": subject,
+            "iat": now, "exp": now + lifetime.as_secs(),
+        });
+        let mut header = Header::new(Algorithm::RS256);
+        header.kid = Some(KEY_ID.to_owned());
+        let key = EncodingKey::from_rsa_pem(PRIVATE_KEY.as_bytes()).expect("the fixture key");
+        jsonwebtoken::encode(&header, &claims, &key).expect("a signed token")
+    }
+}

@@ -103,7 +103,7 @@ test: build plugins node-deps scale-deps $(SDK_CLIENT)/installed
 # never need), sharing the root's target directory.
 BENCH := CARGO_TARGET_DIR=$(CURDIR)/target $(CARGO)
 
-## bench: the performance suite (table printed and written to bench/results.md), then the transport, reload, limits, replicas and telemetry benches
+## bench: the performance suite (table printed and written to bench/results.md), then the transport, reload, limits, replicas, telemetry and authentication benches
 bench: build plugins scale-deps
 	$(BENCH) build --release --manifest-path bench/Cargo.toml
 	target/release/wasm-mcp-bench
@@ -112,6 +112,7 @@ bench: build plugins scale-deps
 	target/release/wasm-mcp-bench limits
 	target/release/wasm-mcp-bench replicas
 	target/release/wasm-mcp-bench telemetry
+	target/release/wasm-mcp-bench auth
 
 ## scale-deps: redis-server and haproxy (Debian's), for the scale-out test and bench, and prometheus and
 ## chromium for the operations test; installed when missing

@@ -5,6 +5,7 @@
 
 use std::io::Write;
 use std::net::{Shutdown, TcpStream};
+use std::path::Path;
 use std::sync::Arc;
 
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair, date_time_ymd};
@@ -82,6 +83,9 @@ pub enum Answer {
     Once(&'static str),
     /// Nothing, ever (the connection stays open).
     Never,
+    /// The file at the request's path under this directory, read when asked
+    /// for (404 when there is none), keeping the connection open.
+    Files(&'static Path),
 }
 
 /// An HTTPS (HTTP/1.1) server on 127.0.0.1 presenting `cert`; it counts
@@ -137,16 +141,25 @@ fn serve_connection(mut tcp: TcpStream, config: Arc<ServerConfig>, answer: Answe
     };
     let mut tls = rustls::Stream::new(&mut conn, &mut tcp);
     // A handshake the client refuses (or the server does) ends here, in the first read.
-    while read_request_head(&mut tls).is_some() {
-        let body = match answer {
-            Answer::Body(body) | Answer::Once(body) => body,
+    while let Some(head) = read_request_head(&mut tls) {
+        let (status, body) = match answer {
+            Answer::Body(body) | Answer::Once(body) => ("200 OK", body.to_owned()),
             Answer::Never => {
                 std::thread::park();
                 continue;
             }
+            Answer::Files(dir) => {
+                let head = String::from_utf8_lossy(&head);
+                let path = head.split_whitespace().nth(1).unwrap_or_default();
+                let file = dir.join(path.trim_start_matches('/'));
+                match std::fs::read_to_string(&file) {
+                    Ok(body) if !path.contains("..") => ("200 OK", body),
+                    _ => ("404 Not Found", String::new()),
+                }
+            }
         };
         let response = format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n{body}",
+            "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n{body}",
             body.len()
         );
         let once = matches!(answer, Answer::Once(_));

@@ -1,9 +1,10 @@
-//! The least of an OAuth authorization server a resource server needs, on a
-//! loopback port, for the benchmarks: its metadata (RFC 8414) naming its
-//! JWKS, the JWKS with one fixed RS256 key (`tests/fixtures/oauth-signing-key.*`,
-//! made for this and nothing else), and access tokens signed with that key.
-//! The tests use a real authorization server instead (`oidc-provider`, in
-//! `tests/node/oauth.test.mjs`).
+//! The least of an OAuth authorization server a resource server needs: its
+//! metadata (RFC 8414) naming its JWKS, the JWKS with one fixed RS256 key
+//! (`tests/fixtures/oauth-signing-key.*`, made for this and nothing else),
+//! and access tokens signed with that key. [`Issuer`] serves it on a
+//! loopback port over HTTP for the benchmarks; the HTTPS test serves the
+//! same documents itself. The other OAuth tests use a real authorization
+//! server (`oidc-provider`, in `tests/node/oauth.test.mjs`).
 
 use std::io::Write;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -15,7 +16,27 @@ use crate::loopback::{TestServer, read_request_head};
 
 const KEY_ID: &str = "bench-key";
 const PRIVATE_KEY: &str = include_str!("../fixtures/oauth-signing-key.pem");
-const JWKS: &str = include_str!("../fixtures/oauth-signing-key.jwk.json");
+/// The issuer's JWKS: the fixture key's public half.
+pub const JWKS: &str = include_str!("../fixtures/oauth-signing-key.jwk.json");
+
+/// The metadata document of the issuer `issuer` whose JWKS is at `{issuer}/jwks`.
+pub fn metadata(issuer: &str) -> String {
+    json!({ "issuer": issuer, "jwks_uri": format!("{issuer}/jwks") }).to_string()
+}
+
+/// An access token of `issuer` (signed with the fixture key) for `subject`
+/// and the resource `audience` with `scope` (space-separated), valid for `lifetime`.
+pub fn token(issuer: &str, subject: &str, audience: &str, scope: &str, lifetime: Duration) -> String {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
+    let claims = json!({
+        "iss": issuer, "sub": subject, "aud": audience, "scope": scope, "client_id": subject,
+        "iat": now, "exp": now + lifetime.as_secs(),
+    });
+    let mut header = Header::new(Algorithm::RS256);
+    header.kid = Some(KEY_ID.to_owned());
+    let key = EncodingKey::from_rsa_pem(PRIVATE_KEY.as_bytes()).expect("the fixture key");
+    jsonwebtoken::encode(&header, &claims, &key).expect("a signed token")
+}
 
 /// The issuer; it serves until the process ends.
 pub struct Issuer {
@@ -34,9 +55,7 @@ impl Issuer {
             let path = head.split_whitespace().nth(1).unwrap_or_default();
             let issuer = format!("http://127.0.0.1:{}", known.get().copied().unwrap_or_default());
             let body = match path {
-                "/.well-known/oauth-authorization-server" => {
-                    json!({ "issuer": issuer, "jwks_uri": format!("{issuer}/jwks") }).to_string()
-                }
+                "/.well-known/oauth-authorization-server" => metadata(&issuer),
                 "/jwks" => JWKS.to_owned(),
                 _ => {
                     let _ =
@@ -57,17 +76,8 @@ impl Issuer {
         }
     }
 
-    /// An access token of `subject` for the resource `audience` with
-    /// `scope` (space-separated), valid for `lifetime`.
+    /// An access token of this issuer; see [`token`].
     pub fn token(&self, subject: &str, audience: &str, scope: &str, lifetime: Duration) -> String {
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
-        let claims = json!({
-            "iss": self.url, "sub": subject, "aud": audience, "scope": scope, "client_id": subject,
-            "iat": now, "exp": now + lifetime.as_secs(),
-        });
-        let mut header = Header::new(Algorithm::RS256);
-        header.kid = Some(KEY_ID.to_owned());
-        let key = EncodingKey::from_rsa_pem(PRIVATE_KEY.as_bytes()).expect("the fixture key");
-        jsonwebtoken::encode(&header, &claims, &key).expect("a signed token")
+        token(&self.url, subject, audience, scope, lifetime)
     }
 }

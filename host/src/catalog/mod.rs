@@ -241,11 +241,16 @@ impl Catalog {
         if let Some(entry) = self.resources.get(uri) {
             return Some((&entry.plugin, entry.cache));
         }
+        self.serving_template(uri).map(|t| (&t.plugin, t.cache))
+    }
+
+    /// The first template that matches `uri`, unless its plugin's manifest
+    /// hides the URI (`[deny] resources`).
+    fn serving_template(&self, uri: &str) -> Option<&TemplateEntry> {
         self.templates
             .values()
             .find(|t| t.matcher.matches(uri))
             .filter(|t| t.plugin.manifest.hides(EntryKind::Resource, uri).is_none())
-            .map(|t| (&t.plugin, t.cache))
     }
 
     /// The OAuth scopes a caller needs to call the tool `name`, get the
@@ -260,9 +265,8 @@ impl Catalog {
                 if let Some(entry) = self.resources.get(name) {
                     return Some(entry.scopes.clone());
                 }
-                let (plugin, _) = self.resource_owner(name)?;
-                let template = self.templates.values().find(|t| t.matcher.matches(name))?;
-                let mut scopes = plugin.manifest.required_scopes(EntryKind::Resource, name);
+                let template = self.serving_template(name)?;
+                let mut scopes = template.plugin.manifest.required_scopes(EntryKind::Resource, name);
                 scopes.extend(template.scopes.iter().cloned());
                 scopes.sort();
                 scopes.dedup();

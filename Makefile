@@ -16,7 +16,7 @@ FUZZ_FLAGS := --sanitizer none --codegen-units 16
 FUZZ_SECONDS ?= 300
 FUZZ_CI_SECONDS ?= 20
 
-.PHONY: build plugins rust-plugins run test test-rust test-node bench soak lint toolchain node-deps scale-deps fuzz fuzz-ci fuzz-build
+.PHONY: build plugins rust-plugins run test test-rust test-node bench bench-check soak lint toolchain node-deps scale-deps fuzz fuzz-ci fuzz-build
 
 ## toolchain: the Rust toolchain rust-toolchain.toml pins, with its components and
 ## the plugins' target (wasm32-wasip2), installed by rustup when missing
@@ -113,6 +113,13 @@ bench: build plugins scale-deps
 	target/release/wasm-mcp-bench replicas
 	target/release/wasm-mcp-bench telemetry
 	target/release/wasm-mcp-bench auth
+
+## bench-check: wasm-mcp's server CPU per echo call (one at a time and 16 in flight, beside the native
+## server and rmcp) against bench/baseline.json; fails when either grew more than 25 %. Run it before a
+## change to the call path lands; `target/release/wasm-mcp-bench cpu-check --write-baseline` records a new one
+bench-check: build plugins
+	$(BENCH) build --release --manifest-path bench/Cargo.toml
+	target/release/wasm-mcp-bench cpu-check
 
 ## scale-deps: redis-server and haproxy (Debian's), for the scale-out test and bench, and prometheus and
 ## chromium for the operations test; installed when missing

@@ -56,10 +56,20 @@ fn dirty() -> String {
 
 /// The resident set size of process `pid`, in bytes.
 pub fn rss_bytes(pid: u32) -> u64 {
+    status_kib(pid, "VmRSS:")
+}
+
+/// The largest resident set size process `pid` has had, in bytes.
+pub fn peak_rss_bytes(pid: u32) -> u64 {
+    status_kib(pid, "VmHWM:")
+}
+
+/// A `kB` line of `/proc/<pid>/status`, in bytes (0 when missing).
+fn status_kib(pid: u32, key: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(key))
         .and_then(|v| v.trim().trim_end_matches(" kB").parse::<u64>().ok())
         .map_or(0, |kb| kb * 1024)
 }

@@ -10,10 +10,14 @@
 //!   Redis, and task create-to-result with the embedded store and Redis.
 //! - `wasm-mcp-bench telemetry`: echo with traces exported over OTLP
 //!   against the same binary without an endpoint.
+//! - `wasm-mcp-bench cpu-check [--write-baseline]` (`make bench-check`):
+//!   wasm-mcp's server CPU per echo call against `bench/baseline.json`;
+//!   fails when it grew more than 25 %.
 //! - `wasm-mcp-bench native-server` and `wasm-mcp-bench rmcp-server`: the
 //!   two native MCP servers the suite compares against, started by the suite.
 
 mod auth;
+mod cpu;
 mod http;
 mod limits;
 mod machine;
@@ -28,7 +32,7 @@ mod suite;
 mod telemetry;
 mod workloads;
 
-fn main() {
+fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         None | Some("run") => {
@@ -41,14 +45,25 @@ fn main() {
         Some("replicas") => replicas::run(),
         Some("telemetry") => telemetry::run(),
         Some("auth") => auth::run(),
+        Some("cpu-check") => {
+            let baseline = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("baseline.json");
+            let cache = tempfile::tempdir().expect("a cache directory");
+            let plugins = suite::bench_plugins();
+            let servers = suite::subjects(&plugins, cache.path())
+                .into_iter()
+                .map(|s| (s.name, s.client))
+                .collect();
+            return cpu::check(&baseline, args.get(1).is_some_and(|a| a == "--write-baseline"), servers);
+        }
         Some("native-server") => native_server::serve(),
         Some("rmcp-server") => rmcp_server::serve(),
         Some(other) => {
             eprintln!(
                 "unknown command {other:?}: use `run` (the default), `http`, `reload [languages]`, `limits`, \
-                 `replicas`, `telemetry`, `auth`, `native-server` or `rmcp-server`"
+                 `replicas`, `telemetry`, `auth`, `cpu-check [--write-baseline]`, `native-server` or `rmcp-server`"
             );
             std::process::exit(2);
         }
     }
+    std::process::ExitCode::SUCCESS
 }

@@ -15,7 +15,7 @@ use wasm_mcp_tests::process::serve_command;
 use wasm_mcp_tests::stdio::{LeanStdioClient, ToolCall};
 use wasm_mcp_tests::{PluginDir, plugin_wasm};
 
-use crate::machine::rss_bytes;
+use crate::machine::{peak_rss_bytes, rss_bytes};
 use crate::report::Report;
 use crate::settings::quick;
 use crate::stats::{median, median_rate, micros, millis, percentile, ratio};
@@ -54,15 +54,15 @@ impl Sizes {
 }
 
 /// Whether `section` runs: all do, unless `WASM_MCP_BENCH_ONLY` lists some
-/// (comma-separated: echo, throughput, cpu, busy, fresh, tasks, memory, cold).
+/// (comma-separated: echo, throughput, percall, cpu, busy, fresh, tasks, memory, start, idle, cold).
 fn wanted(section: &str) -> bool {
     std::env::var("WASM_MCP_BENCH_ONLY").map_or(true, |only| only.split(',').any(|s| s.trim() == section))
 }
 
 /// A server under test.
-struct Subject {
-    name: &'static str,
-    client: LeanStdioClient,
+pub struct Subject {
+    pub name: &'static str,
+    pub client: LeanStdioClient,
 }
 
 fn wasm_mcp(plugins: &Path, cache: &Path, extra: &[&str]) -> LeanStdioClient {
@@ -77,10 +77,17 @@ fn this_binary(role: &str) -> LeanStdioClient {
     LeanStdioClient::spawn(command)
 }
 
-/// The three servers of the comparison, initialized: wasm-mcp with raw-echo
-/// (echo, its task support made optional by a manifest) and the spinner
-/// (count_primes), our native server, and rmcp's.
-fn subjects(plugins: &PluginDir, cache: &Path) -> Vec<Subject> {
+/// The plugins the comparison serves: raw-echo (echo, its task support made
+/// optional by a manifest) and the spinner (count_primes).
+pub fn bench_plugins() -> PluginDir {
+    let plugins = PluginDir::with(&["raw-echo", "spinner"]);
+    plugins.add_file("raw-echo.toml", b"[tools.echo]\ntask_support = \"optional\"\n");
+    plugins
+}
+
+/// The three servers of the comparison, initialized: wasm-mcp serving
+/// [`bench_plugins`], our native server, and rmcp's.
+pub fn subjects(plugins: &PluginDir, cache: &Path) -> Vec<Subject> {
     let mut subjects = vec![
         Subject {
             name: "wasm-mcp",
@@ -112,8 +119,7 @@ pub fn run(results: &Path) {
     report.end_section();
 
     let cache = tempfile::tempdir().expect("a cache directory");
-    let plugins = PluginDir::with(&["raw-echo", "spinner"]);
-    plugins.add_file("raw-echo.toml", b"[tools.echo]\ntask_support = \"optional\"\n");
+    let plugins = bench_plugins();
     let mut subjects = subjects(&plugins, cache.path());
     let echo = echo_call();
 
@@ -122,6 +128,12 @@ pub fn run(results: &Path) {
     }
     if wanted("throughput") {
         echo_throughput(&mut report, &mut subjects, &echo, &sizes);
+    }
+    if wanted("percall") {
+        let names: Vec<&str> = subjects.iter().map(|s| s.name).collect();
+        let mut clients: Vec<&mut LeanStdioClient> = subjects.iter_mut().map(|s| &mut s.client).collect();
+        let per_call = crate::cpu::measure(&mut clients);
+        crate::cpu::section(&mut report, &names, &per_call);
     }
     if wanted("cpu") {
         cpu_bound(&mut report, &mut subjects, &sizes);
@@ -139,6 +151,12 @@ pub fn run(results: &Path) {
         memory(&mut report, &mut subjects, &echo, &sizes);
     }
     drop(subjects);
+    if wanted("start") {
+        first_answer(&mut report, &plugins, &sizes);
+    }
+    if wanted("idle") {
+        idle_memory(&mut report);
+    }
     if wanted("cold") {
         cold_start(&mut report, &sizes);
     }
@@ -413,9 +431,10 @@ fn memory(report: &mut Report, subjects: &mut [Subject], echo: &ToolCall, sizes:
             "RSS after initialize and the runs above, then after every quarter of {} more `echo` calls with 16 in flight.",
             sizes.memory_calls
         ),
-        &["server", "before", "¼", "½", "¾", "all", "growth over the second half"],
+        &["server", "before", "¼", "½", "¾", "all", "peak", "growth over the second half"],
     );
     let mut growth = 0.0;
+    let mut peak_ours = 0;
     for (i, subject) in subjects.iter_mut().enumerate() {
         let mut rss = vec![rss_bytes(subject.client.pid())];
         for _ in 0..4 {
@@ -427,8 +446,13 @@ fn memory(report: &mut Report, subjects: &mut [Subject], echo: &ToolCall, sizes:
         if i == 0 {
             growth = half;
         }
+        let peak = peak_rss_bytes(subject.client.pid());
+        if i == 0 {
+            peak_ours = peak;
+        }
         let mut row = vec![subject.name.to_string()];
         row.extend(rss.iter().map(|&b| mib(b)));
+        row.push(mib(peak));
         row.push(format!("{half:+.1} MiB"));
         report.row(&row);
     }
@@ -438,6 +462,98 @@ fn memory(report: &mut Report, subjects: &mut [Subject], echo: &ToolCall, sizes:
         format!("{growth:+.1} MiB"),
         growth < 1.0,
     );
+    let peak_mib = peak_ours as f64 / (1 << 20) as f64;
+    report.target(
+        "peak RSS under load ≤ 16 MiB",
+        format!("{peak_mib:.1} MiB"),
+        peak_mib <= 16.0,
+    );
+}
+
+/// Spawn to the first initialize answer of each server of the comparison
+/// (wasm-mcp serving [`bench_plugins`] from a warm cache), median of
+/// several starts taken in turns.
+fn first_answer(report: &mut Report, plugins: &PluginDir, sizes: &Sizes) {
+    let starts = sizes.cold_starts * 5;
+    let cache = tempfile::tempdir().expect("a cache directory");
+    wasm_mcp(plugins.path(), cache.path(), &[]).initialize();
+    let spawners: [(&str, Box<dyn Fn() -> LeanStdioClient>); 3] = [
+        ("wasm-mcp", Box::new(|| wasm_mcp(plugins.path(), cache.path(), &[]))),
+        ("native (this crate)", Box::new(|| this_binary("native-server"))),
+        ("rmcp 3.11", Box::new(|| this_binary("rmcp-server"))),
+    ];
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); spawners.len()];
+    for _ in 0..starts {
+        for (i, (_, spawn)) in spawners.iter().enumerate() {
+            let started = Instant::now();
+            let mut client = spawn();
+            client.initialize();
+            samples[i].push(started.elapsed());
+        }
+    }
+    report.section(
+        "Start to first answer (stdio)",
+        &format!(
+            "From spawning the server to its answer to `initialize`; wasm-mcp with the two plugins of the comparison and a warm compiled-code cache. Median of {starts} starts, the servers taking turns."
+        ),
+        &["server", "p50", "slowest", "vs rmcp"],
+    );
+    for (i, (name, _)) in spawners.iter().enumerate() {
+        report.row(&[
+            name.to_string(),
+            millis(median(&samples[i])),
+            millis(crate::stats::slowest(&samples[i])),
+            ratio(median(&samples[i]).as_secs_f64(), median(&samples[2]).as_secs_f64()),
+        ]);
+    }
+    report.end_section();
+    let vs_rmcp = median(&samples[0]).as_secs_f64() / median(&samples[2]).as_secs_f64();
+    report.target(
+        "start to first answer ≤ 2.5× rmcp",
+        format!("{vs_rmcp:.2}×"),
+        vs_rmcp <= 2.5,
+    );
+}
+
+/// The resident memory of an idle server (warm cache, every plugin listed):
+/// with no plugin, then each example plugin alone, then all of them; what a
+/// plugin adds is its row less the empty one.
+fn idle_memory(report: &mut Report) {
+    let resident = |plugins: &PluginDir, cache: &Path| {
+        let mut client = wasm_mcp(plugins.path(), cache, &["--page-size", "1000"]);
+        client.initialize();
+        client.request("tools/list", json!({}));
+        // The instance made ahead of each plugin's next call is made once it was listed.
+        std::thread::sleep(Duration::from_millis(200));
+        rss_bytes(client.pid())
+    };
+    let cache = tempfile::tempdir().expect("a cache directory");
+    let mib = |b: u64| b as f64 / (1 << 20) as f64;
+    report.section(
+        "Memory of an idle server (stdio)",
+        "Resident set after `initialize` and a `tools/list` (every plugin loaded, warm compiled-code cache, the instance made ahead of each plugin's next call in place): with no plugin (the process, the engine, the runtime), then each example plugin alone, then all of them together.",
+        &["plugins", "RSS", "added to the empty server"],
+    );
+    let empty = resident(&PluginDir::empty(), cache.path());
+    report.row(&["none".into(), format!("{:.1} MiB", mib(empty)), String::new()]);
+    let all = PluginDir::with_all_built(false);
+    for name in all.plugin_names() {
+        let alone = PluginDir::with(&[name.as_str()]);
+        resident(&alone, cache.path());
+        let rss = resident(&alone, cache.path());
+        report.row(&[
+            name,
+            format!("{:.1} MiB", mib(rss)),
+            format!("{:+.1} MiB", mib(rss) - mib(empty)),
+        ]);
+    }
+    let rss = resident(&all, cache.path());
+    report.row(&[
+        format!("all {} together", all.plugin_names().len()),
+        format!("{:.1} MiB", mib(rss)),
+        format!("{:+.1} MiB", mib(rss) - mib(empty)),
+    ]);
+    report.end_section();
 }
 
 /// Spawns wasm-mcp over `plugins` and times the first initialize answer and

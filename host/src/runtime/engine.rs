@@ -8,14 +8,16 @@
 use anyhow::Result;
 use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-/// Bytes of each pooled linear memory and table kept resident between calls.
+/// Bytes of each pooled linear memory and table kept resident between calls:
+/// the pages a call dirtied within them are zeroed in place, the rest is
+/// decommitted.
 ///
-/// Since wasmtime 50 the scan that finds the pages a call dirtied no longer
-/// asks the kernel for present pages only (so that a dirty page in swap is
-/// reset too); Linux then reports every page the call never touched as
-/// written as well, and up to this many bytes of them are zeroed on every
-/// reset. 64 KiB bounds that work to a few microseconds while keeping the
-/// pages a small call really uses (measured in bench/results.md, "wasmtime 50").
+/// Wasmtime 50.0.0–50.0.1 scanned for dirty pages without asking for present
+/// (or swapped) ones, so Linux reported every page never touched as written
+/// and each reset zeroed the whole budget; 50.0.2 asks for pages that are
+/// present or swapped again. With that fix 64 KiB, 256 KiB and 1 MiB cost
+/// the same CPU per call (bench/HISTORY.md, entry 14), and 64 KiB keeps
+/// the least resident.
 const KEEP_RESIDENT_BYTES: usize = 64 << 10;
 
 /// How the engine is set up: the sizes of its pools.

@@ -2,12 +2,18 @@
 //! one process holds at a time and which survives its restarts (or, for
 //! one-off commands and a file another process holds, in memory). Every
 //! database call runs on the blocking pool, never on the runtime's threads.
+//!
+//! The file is opened on first use, on the blocking pool (the server's task
+//! keeper uses it right after start): creating it, taking its lock and its
+//! first durable commit cost a few fsyncs that a client's `initialize`
+//! never waits for.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use redb::backends::InMemoryBackend;
 use redb::{Database, DatabaseError, ReadableDatabase, ReadableTable, TableDefinition};
+use tokio::sync::OnceCell;
 
 use super::{TaskEntry, now_ms, supersedes};
 
@@ -15,37 +21,43 @@ use super::{TaskEntry, now_ms, supersedes};
 const TASKS: TableDefinition<&str, &[u8]> = TableDefinition::new("tasks");
 
 pub struct Embedded {
-    db: Arc<Database>,
+    /// The database file; none: in memory.
+    path: Option<PathBuf>,
+    /// The database once opened, or why it could not be.
+    db: OnceCell<Result<Arc<Database>, String>>,
 }
 
 impl Embedded {
-    /// Opens (or creates) the database at `path`; `None` when another
-    /// process holds it. The file (and a directory made for it) is private
-    /// to the user: it holds the tasks' results.
-    pub fn open(path: &Path) -> anyhow::Result<Option<Self>> {
-        private_file(path)
-            .map_err(|error| anyhow::anyhow!("cannot create the state file {}: {error}", path.display()))?;
-        match Database::create(path) {
-            Ok(db) => Ok(Some(Self::new(db)?)),
-            Err(DatabaseError::DatabaseAlreadyOpen) => Ok(None),
-            Err(error) => Err(anyhow::anyhow!(
-                "cannot open the state file {}: {error}; remove it to start afresh (its tasks are lost), or pass \
-                 --state FILE for another file",
-                path.display()
-            )),
+    /// The database at `path`, opened (or created) on first use. The file
+    /// (and a directory made for it) is private to the user: it holds the
+    /// tasks' results. A file another process holds is not shared: the
+    /// tasks are kept in memory, and a warning says so.
+    pub fn at(path: &Path) -> Self {
+        Self {
+            path: Some(path.to_owned()),
+            db: OnceCell::new(),
         }
     }
 
-    pub fn in_memory() -> anyhow::Result<Self> {
-        Self::new(Database::builder().create_with_backend(InMemoryBackend::new())?)
+    pub fn in_memory() -> Self {
+        Self {
+            path: None,
+            db: OnceCell::new(),
+        }
     }
 
-    fn new(db: Database) -> anyhow::Result<Self> {
-        // The table exists from the start, so reads need not allow for its absence.
-        let write = db.begin_write()?;
-        write.open_table(TASKS)?;
-        write.commit()?;
-        Ok(Self { db: Arc::new(db) })
+    /// The database, opened now on the blocking pool if it is not yet.
+    async fn database(&self) -> Result<Arc<Database>, String> {
+        self.db
+            .get_or_init(|| async {
+                let path = self.path.clone();
+                match tokio::task::spawn_blocking(move || open(path.as_deref())).await {
+                    Ok(opened) => opened.inspect_err(|error| tracing::error!("{error}")),
+                    Err(error) => Err(format!("opening the state database did not finish: {error}")),
+                }
+            })
+            .await
+            .clone()
     }
 
     /// Runs `work` on the database on the blocking pool.
@@ -53,7 +65,7 @@ impl Embedded {
         &self,
         work: impl FnOnce(&Database) -> Result<T, redb::Error> + Send + 'static,
     ) -> Result<T, String> {
-        let db = self.db.clone();
+        let db = self.database().await?;
         match tokio::task::spawn_blocking(move || work(&db)).await {
             Ok(outcome) => outcome.map_err(|error| error.to_string()),
             Err(error) => Err(format!("the database call did not finish: {error}")),
@@ -131,6 +143,45 @@ impl Embedded {
         })
         .await
     }
+}
+
+/// Opens (or creates) the database at `path`, in memory when there is none
+/// or another process holds it.
+fn open(path: Option<&Path>) -> Result<Arc<Database>, String> {
+    let in_memory = || with_tasks_table(Database::builder().create_with_backend(InMemoryBackend::new()));
+    let Some(path) = path else { return in_memory() };
+    private_file(path).map_err(|error| format!("cannot create the state file {}: {error}", path.display()))?;
+    match Database::create(path) {
+        Ok(db) => with_tasks_table(Ok(db)),
+        Err(DatabaseError::DatabaseAlreadyOpen) => {
+            tracing::warn!(
+                "the state file {} is in use by another wasm-mcp process: this server keeps its tasks in memory, \
+                 and they end with it (give each server its own --state FILE, or share a Redis with --state \
+                 redis://HOST:PORT)",
+                path.display()
+            );
+            in_memory()
+        }
+        Err(error) => Err(format!(
+            "cannot open the state file {}: {error}; remove it to start afresh (its tasks are lost), or pass \
+             --state FILE for another file",
+            path.display()
+        )),
+    }
+}
+
+/// The database with its table made, so reads need not allow for its absence.
+fn with_tasks_table(db: Result<Database, DatabaseError>) -> Result<Arc<Database>, String> {
+    let made = || -> Result<Database, redb::Error> {
+        let db = db?;
+        let write = db.begin_write()?;
+        write.open_table(TASKS)?;
+        write.commit()?;
+        Ok(db)
+    };
+    made()
+        .map(Arc::new)
+        .map_err(|error| format!("cannot set up the state database: {error}"))
 }
 
 /// Makes `path` (and its directory, if missing) readable and writable by

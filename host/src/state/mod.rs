@@ -123,35 +123,21 @@ pub struct StateStore {
 const EVENT_BACKLOG: usize = 4096;
 
 impl StateStore {
-    /// Opens the store at `location`. An embedded file that another process
-    /// holds is not shared: the state is kept in memory, and a warning says
-    /// so. Redis is connected to in the background, and again whenever the
-    /// connection drops; until then, what needs the store fails with an
-    /// error naming it.
+    /// Opens the store at `location`. An embedded file is opened on first use
+    /// (see [`embedded`]); one that another process holds is not shared: the
+    /// state is kept in memory, and a warning says so. Redis is connected to
+    /// in the background, and again whenever the connection drops; until then,
+    /// what needs the store fails with an error naming it.
     pub fn open(location: &Location, lease: Duration) -> anyhow::Result<Arc<Self>> {
         let replica = random_name();
         let (events, _) = broadcast::channel(EVENT_BACKLOG);
         let (backend, described) = match location {
-            Location::File(path) => match embedded::Embedded::open(path)? {
-                Some(embedded) => (
-                    Backend::Embedded(embedded),
-                    format!("the state file {}", path.display()),
-                ),
-                None => {
-                    tracing::warn!(
-                        "the state file {} is in use by another wasm-mcp process: this server keeps its tasks \
-                         in memory, and they end with it (give each server its own --state FILE, or share \
-                         a Redis with --state redis://HOST:PORT)",
-                        path.display()
-                    );
-                    (
-                        Backend::Embedded(embedded::Embedded::in_memory()?),
-                        "the in-memory state store".into(),
-                    )
-                }
-            },
+            Location::File(path) => (
+                Backend::Embedded(embedded::Embedded::at(path)),
+                format!("the state file {}", path.display()),
+            ),
             Location::Memory => (
-                Backend::Embedded(embedded::Embedded::in_memory()?),
+                Backend::Embedded(embedded::Embedded::in_memory()),
                 "the in-memory state store".into(),
             ),
             Location::Redis(url) => {

@@ -8,9 +8,17 @@
 //!
 //! Without an endpoint nothing is built and [`enabled`] is false: no span is
 //! made and nothing runs. Arguments and results are never recorded.
+//!
+//! Sampling is decided before a request's span is built: the
+//! standard `OTEL_TRACES_SAMPLER` (and `_ARG`) are read here, a request
+//! under a client's `traceparent` follows its sampled flag when the sampler
+//! is parent-based, and any other is kept with the configured ratio. A
+//! request left out makes no span at all, and neither do its plugin calls,
+//! round trips and task, so a ratio of 0.01 costs close to nothing. The
+//! exporter's own sampler then keeps every span it is given.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
 
 use anyhow::{Context, Result};
 use opentelemetry::propagation::TextMapPropagator;
@@ -18,7 +26,7 @@ use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{SpanExporter, WithExportConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
-use opentelemetry_sdk::trace::SdkTracerProvider;
+use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
 use tracing::Span;
 use tracing::field::Empty;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
@@ -26,11 +34,76 @@ use tracing_subscriber::Layer;
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::registry::LookupSpan;
 
-static ENABLED: AtomicBool = AtomicBool::new(false);
+/// Which requests are traced; set once, when an exporter is built.
+static SAMPLING: OnceLock<Sampling> = OnceLock::new();
+
+/// Which requests get a span: those under a client's trace as its sampled
+/// flag says (when `parent_based`), the others with probability `ratio`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Sampling {
+    parent_based: bool,
+    ratio: f64,
+}
+
+impl Sampling {
+    /// The sampler `OTEL_TRACES_SAMPLER` names with `OTEL_TRACES_SAMPLER_ARG`
+    /// (the specification's values; the default is `parentbased_always_on`).
+    fn from_env(sampler: Option<&str>, arg: Option<&str>) -> Result<Self> {
+        let ratio = || -> Result<f64> {
+            match arg {
+                None => Ok(1.0),
+                Some(arg) => arg
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|r| (0.0..=1.0).contains(r))
+                    .with_context(|| {
+                        format!("OTEL_TRACES_SAMPLER_ARG is {arg:?}: give a ratio from 0 to 1, such as 0.01")
+                    }),
+            }
+        };
+        let (parent_based, ratio) = match sampler.map(str::trim).unwrap_or("parentbased_always_on") {
+            "always_on" => (false, 1.0),
+            "always_off" => (false, 0.0),
+            "traceidratio" => (false, ratio()?),
+            "" | "parentbased_always_on" => (true, 1.0),
+            "parentbased_always_off" => (true, 0.0),
+            "parentbased_traceidratio" => (true, ratio()?),
+            other => anyhow::bail!(
+                "OTEL_TRACES_SAMPLER is {other:?}, which this server does not know: use always_on, always_off, \
+                 traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio"
+            ),
+        };
+        Ok(Self { parent_based, ratio })
+    }
+
+    /// Whether a request under `traceparent` (if the client sent one) is traced.
+    fn keeps(&self, traceparent: Option<&str>) -> bool {
+        if self.parent_based
+            && let Some(flags) = traceparent.and_then(sampled_flag)
+        {
+            return flags;
+        }
+        self.ratio >= 1.0 || (self.ratio > 0.0 && fastrand::f64() < self.ratio)
+    }
+}
+
+/// The sampled flag of a W3C `traceparent` (`00-TRACEID-SPANID-FLAGS`); none
+/// when it is not one, and the request is then a root.
+fn sampled_flag(traceparent: &str) -> Option<bool> {
+    let flags = traceparent.rsplit('-').next().filter(|f| f.len() == 2)?;
+    u8::from_str_radix(flags, 16).ok().map(|f| f & 1 == 1)
+}
 
 /// Whether spans are exported (an endpoint is configured).
 pub fn enabled() -> bool {
-    ENABLED.load(Ordering::Relaxed)
+    SAMPLING.get().is_some()
+}
+
+/// Whether a request under the client's `traceparent` gets a span: false
+/// when no endpoint is configured or the sampler leaves it out.
+fn sampled(traceparent: Option<&str>) -> bool {
+    SAMPLING.get().is_some_and(|sampling| sampling.keeps(traceparent))
 }
 
 /// The exporter while it runs; dropping it sends what is still buffered.
@@ -68,6 +141,10 @@ where
     S: tracing::Subscriber + for<'span> LookupSpan<'span>,
 {
     let Some(url) = endpoint(flag) else { return Ok(None) };
+    let sampling = Sampling::from_env(
+        std::env::var("OTEL_TRACES_SAMPLER").ok().as_deref(),
+        std::env::var("OTEL_TRACES_SAMPLER_ARG").ok().as_deref(),
+    )?;
     let builder = SpanExporter::builder().with_http();
     let builder = match &url {
         Some(url) => builder.with_endpoint(url.clone()),
@@ -78,14 +155,17 @@ where
     if std::env::var_os("OTEL_SERVICE_NAME").is_none() {
         resource = resource.with_service_name("wasm-mcp");
     }
+    // The decision is taken before a span is built (`sampled`): the
+    // exporter keeps what it is given.
     let provider = SdkTracerProvider::builder()
+        .with_sampler(Sampler::AlwaysOn)
         .with_batch_exporter(exporter)
         .with_resource(resource.build())
         .build();
     let layer = tracing_opentelemetry::layer()
         .with_tracer(provider.tracer("wasm-mcp"))
         .with_filter(Targets::new().with_target("wasm_mcp::telemetry", tracing::Level::INFO));
-    ENABLED.store(true, Ordering::Relaxed);
+    let _ = SAMPLING.set(sampling);
     Ok(Some((layer, Traces(provider))))
 }
 
@@ -101,9 +181,10 @@ pub struct RequestSpan<'a> {
     pub tracestate: Option<&'a str>,
 }
 
-/// The span of a request (none unless traces are exported).
+/// The span of a request: none unless traces are exported and the sampler
+/// keeps it, decided first, before anything of the span is built.
 pub fn request(request: RequestSpan<'_>) -> Option<Span> {
-    if !enabled() {
+    if !sampled(request.traceparent) {
         return None;
     }
     let name = match request.target {
@@ -142,6 +223,12 @@ pub fn request(request: RequestSpan<'_>) -> Option<Span> {
     Some(span)
 }
 
+/// Whether the code running now is inside a traced request: a child span is
+/// made only there, never as a root of its own.
+fn traced_here() -> bool {
+    enabled() && !Span::current().is_none()
+}
+
 /// Marks `span` as ended with `error` (a JSON-RPC code, or `tool_error`).
 pub fn failed(span: &Span, error: &str) {
     span.record("error.type", error);
@@ -151,7 +238,7 @@ pub fn failed(span: &Span, error: &str) {
 /// The span of one call into `plugin` (the version `sha256`), a child of
 /// the current one; [`plugin_call_ended`] fills in what it used.
 pub fn plugin_call(plugin: &str, sha256: &str, what: &'static str) -> Span {
-    if !enabled() {
+    if !traced_here() {
         return Span::none();
     }
     tracing::info_span!(
@@ -192,7 +279,7 @@ pub fn plugin_call_ended(fuel: u64, peak_memory: usize, wall_ms: f64, outcome: &
 /// The span of a task's lifetime, from its creation to its end, a child of
 /// the request that created it; [`task_ended`] says how it ended.
 pub fn task(id: &str) -> Span {
-    if !enabled() {
+    if !traced_here() {
         return Span::none();
     }
     tracing::info_span!(
@@ -214,7 +301,7 @@ pub fn task_ended(status: &str) {
 /// The span of a request the server sends the client (sampling,
 /// elicitation, roots, ping), a child of the current one.
 pub fn client_round_trip(method: &str) -> Span {
-    if !enabled() {
+    if !traced_here() {
         return Span::none();
     }
     tracing::info_span!(
@@ -224,4 +311,82 @@ pub fn client_round_trip(method: &str) -> Span {
         otel.kind = "client",
         mcp.method.name = method,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_standard_samplers_are_read() {
+        let read = |s, a| Sampling::from_env(s, a).unwrap();
+        assert_eq!(
+            read(None, None),
+            Sampling {
+                parent_based: true,
+                ratio: 1.0
+            }
+        );
+        assert_eq!(
+            read(Some("traceidratio"), Some("0.01")),
+            Sampling {
+                parent_based: false,
+                ratio: 0.01
+            }
+        );
+        assert_eq!(
+            read(Some("parentbased_traceidratio"), Some("0.5")),
+            Sampling {
+                parent_based: true,
+                ratio: 0.5
+            }
+        );
+        assert_eq!(
+            read(Some("always_off"), None),
+            Sampling {
+                parent_based: false,
+                ratio: 0.0
+            }
+        );
+        let error = Sampling::from_env(Some("traceidratio"), Some("2"))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("from 0 to 1"), "{error}");
+        let error = Sampling::from_env(Some("sometimes"), None).unwrap_err().to_string();
+        assert!(error.contains("does not know"), "{error}");
+    }
+
+    #[test]
+    fn a_parent_based_sampler_follows_the_clients_flag() {
+        let parent_based_never = Sampling {
+            parent_based: true,
+            ratio: 0.0,
+        };
+        let sampled = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        let not_sampled = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00";
+        assert!(parent_based_never.keeps(Some(sampled)));
+        assert!(!parent_based_never.keeps(Some(not_sampled)));
+        assert!(!parent_based_never.keeps(None));
+        let ratio_only = Sampling {
+            parent_based: false,
+            ratio: 0.0,
+        };
+        assert!(!ratio_only.keeps(Some(sampled)));
+        let always = Sampling {
+            parent_based: true,
+            ratio: 1.0,
+        };
+        assert!(always.keeps(None));
+        assert!(always.keeps(Some("garbage")));
+    }
+
+    #[test]
+    fn a_ratio_keeps_about_that_share() {
+        let tenth = Sampling {
+            parent_based: false,
+            ratio: 0.1,
+        };
+        let kept = (0..100_000).filter(|_| tenth.keeps(None)).count();
+        assert!((8_000..12_000).contains(&kept), "kept {kept} of 100 000 at 0.1");
+    }
 }

@@ -477,7 +477,8 @@ fn first_answer(report: &mut Report, plugins: &PluginDir, sizes: &Sizes) {
     let starts = sizes.cold_starts * 5;
     let cache = tempfile::tempdir().expect("a cache directory");
     wasm_mcp(plugins.path(), cache.path(), &[]).initialize();
-    let spawners: [(&str, Box<dyn Fn() -> LeanStdioClient>); 3] = [
+    type Spawn<'a> = Box<dyn Fn() -> LeanStdioClient + 'a>;
+    let spawners: [(&str, Spawn); 3] = [
         ("wasm-mcp", Box::new(|| wasm_mcp(plugins.path(), cache.path(), &[]))),
         ("native (this crate)", Box::new(|| this_binary("native-server"))),
         ("rmcp 3.11", Box::new(|| this_binary("rmcp-server"))),

@@ -26,8 +26,18 @@ pub struct TestRegistry {
 }
 
 impl TestRegistry {
-    /// Starts a registry on a free loopback port, ready to answer.
+    /// Starts a registry on a free loopback port, over HTTPS and asking
+    /// for a password, ready to answer.
     pub fn start() -> Self {
+        Self::start_with(true)
+    }
+
+    /// Starts a registry on a free loopback port over plain HTTP, open to anyone.
+    pub fn start_plain() -> Self {
+        Self::start_with(false)
+    }
+
+    fn start_with(secure: bool) -> Self {
         let dir = tempfile::Builder::new().prefix("wasm-mcp-registry-").tempdir().unwrap();
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let addr = format!("127.0.0.1:{port}");
@@ -46,12 +56,17 @@ impl TestRegistry {
         );
         std::fs::write(dir.path().join("htpasswd"), &htpasswd.stdout).unwrap();
         let d = dir.path().display();
-        let config = format!(
+        let mut config = format!(
             "version: 0.1\nlog:\n  level: warn\n  accesslog:\n    disabled: true\n\
              storage:\n  filesystem:\n    rootdirectory: {d}/data\n  delete:\n    enabled: true\n\
-             http:\n  addr: {addr}\n  secret: not-a-secret\n  tls:\n    certificate: {d}/server.pem\n    key: {d}/server.key\n\
-             auth:\n  htpasswd:\n    realm: wasm-mcp-tests\n    path: {d}/htpasswd\n"
+             http:\n  addr: {addr}\n  secret: not-a-secret\n"
         );
+        if secure {
+            config.push_str(&format!(
+                "  tls:\n    certificate: {d}/server.pem\n    key: {d}/server.key\n\
+                 auth:\n  htpasswd:\n    realm: wasm-mcp-tests\n    path: {d}/htpasswd\n"
+            ));
+        }
         std::fs::write(dir.path().join("config.yml"), config).unwrap();
         // The credentials, as `docker login` writes them.
         let auth = format!(r#"{{"auths": {{"{addr}": {{"username": "{USER}", "password": "{PASSWORD}"}}}}}}"#);

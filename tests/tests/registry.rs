@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use wasm_mcp_tests::expect::{names, single_text};
 use wasm_mcp_tests::process::serve_command;
-use wasm_mcp_tests::registry::TestRegistry;
+use wasm_mcp_tests::registry::{PASSWORD, TestRegistry, USER};
 use wasm_mcp_tests::{PluginDir, StdioServer, plugin_wasm};
 
 fn is(method: &'static str) -> impl Fn(&Value) -> bool {
@@ -182,6 +182,20 @@ fn a_pushed_plugin_is_added_served_updated_with_list_changed_and_removed() {
     );
     wait_for_tools(&mut server, "the update", |t| t.contains(&"next_version".to_owned()));
     assert_eq!(single_text(server.call_tool("next_version", json!({})).result()), "v2");
+
+    // `pull` fetches it back as a drop-in pair.
+    let out = cache.path().join("fetched.wasm");
+    let mut pull = registry.wasm_mcp(cache.path());
+    pull.arg("pull").arg(&reference).arg("-o").arg(&out);
+    assert_eq!(succeeds(pull).trim(), format!("{reference}@{v2}"));
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(plugin_wasm("versioned-v2")).unwrap()
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.with_extension("toml")).unwrap(),
+        "prefix = \"next\"\n"
+    );
 
     // `check` says where it comes from.
     let mut check = registry.wasm_mcp(cache.path());
@@ -361,6 +375,15 @@ fn a_bad_reference_a_missing_tag_and_wrong_credentials_are_each_said_clearly() {
         &["wants credentials", "none are set for it", "WASM_MCP_REGISTRY_USERNAME"],
     );
     let mut command = add(&registry, cache.path(), plugins.path(), &reference);
+    command
+        .env_remove("REGISTRY_AUTH_FILE")
+        .env("WASM_MCP_REGISTRY_USERNAME", USER)
+        .env("WASM_MCP_REGISTRY_PASSWORD", "wrong");
+    says(
+        command,
+        &["refused the credentials from the environment (WASM_MCP_REGISTRY_USERNAME"],
+    );
+    let mut command = add(&registry, cache.path(), plugins.path(), &reference);
     command.env_remove("WASM_MCP_REGISTRY_CA_FILE");
     says(
         command,
@@ -466,4 +489,36 @@ fn a_name_both_a_file_and_the_lockfile_give_serves_neither() {
         t.contains(&"echo".to_owned())
     });
     server.shutdown();
+}
+
+#[test]
+fn credentials_from_the_environment_and_a_loopback_registry_without_tls_work() {
+    let registry = TestRegistry::start();
+    let cache = tempfile::tempdir().unwrap();
+    let plugins = PluginDir::empty();
+    let publishing = Publishing::new();
+    let wasm = publishing.plugin("raw-echo", "raw-echo", None);
+    let mut push = registry.wasm_mcp(cache.path());
+    push.env_remove("REGISTRY_AUTH_FILE")
+        .env("WASM_MCP_REGISTRY_USERNAME", USER)
+        .env("WASM_MCP_REGISTRY_PASSWORD", PASSWORD)
+        .arg("push")
+        .arg(&wasm)
+        .arg(registry.reference("tools/raw-echo:1"));
+    succeeds(push);
+
+    // Plain HTTP, no password: reached by falling back from HTTPS (loopback only).
+    let plain = TestRegistry::start_plain();
+    let reference = plain.reference("tools/raw-echo:1");
+    push_and_add_over_plain_http(&plain, cache.path(), &wasm, plugins.path(), &reference);
+    let mut server = serve(&plain, cache.path(), plugins.path(), &[]);
+    let echoed = server.call_tool("echo", json!({"message": "plain"})).result().clone();
+    assert_eq!(single_text(&echoed), "plain");
+    server.shutdown();
+}
+
+fn push_and_add_over_plain_http(plain: &TestRegistry, cache: &Path, wasm: &Path, plugins: &Path, reference: &str) {
+    push(plain, cache, wasm, reference);
+    let added = succeeds(add(plain, cache, plugins, reference));
+    assert!(added.contains(&format!("registry  {}", plain.addr)), "{added}");
 }

@@ -8,6 +8,9 @@
 //! - `wasm-mcp-bench limits`: the cost of fuel (and epochs) on CPU-bound tools.
 //! - `wasm-mcp-bench replicas`: 1 and 3 replicas behind HAProxy sharing a
 //!   Redis, and task create-to-result with the embedded store and Redis.
+//! - `wasm-mcp-bench registry`: `add` of the Python plugin from a real
+//!   registry, and start with ten locked plugins from a warm store against
+//!   ten files.
 //! - `wasm-mcp-bench telemetry`: echo with traces exported over OTLP
 //!   against the same binary without an endpoint.
 //! - `wasm-mcp-bench native-server` and `wasm-mcp-bench rmcp-server`: the
@@ -18,6 +21,7 @@ mod http;
 mod limits;
 mod machine;
 mod native_server;
+mod registry;
 mod reload;
 mod replicas;
 mod report;
@@ -41,12 +45,13 @@ fn main() {
         Some("replicas") => replicas::run(),
         Some("telemetry") => telemetry::run(),
         Some("auth") => auth::run(),
+        Some("registry") => registry::run(),
         Some("native-server") => native_server::serve(),
         Some("rmcp-server") => rmcp_server::serve(),
         Some(other) => {
             eprintln!(
                 "unknown command {other:?}: use `run` (the default), `http`, `reload [languages]`, `limits`, \
-                 `replicas`, `telemetry`, `auth`, `native-server` or `rmcp-server`"
+                 `replicas`, `telemetry`, `auth`, `registry`, `native-server` or `rmcp-server`"
             );
             std::process::exit(2);
         }

@@ -14,9 +14,12 @@ FUZZ_TARGETS := jsonrpc_message session_dispatch list_cursor manifest_toml plugi
 # instrumented wasmtime; panics, hangs (-timeout) and runaway memory (-rss_limit_mb) still fail.
 FUZZ_FLAGS := --sanitizer none --codegen-units 16
 FUZZ_SECONDS ?= 300
+# wkg (wasm-pkg-tools), pinned: the third-party OCI client of the registry interop tests.
+WKG_VERSION := 0.16.1
+WKG := $(CURDIR)/$(TOOLS)/bin/wkg
 FUZZ_CI_SECONDS ?= 20
 
-.PHONY: build plugins rust-plugins run test test-rust test-node bench bench-check soak lint toolchain node-deps scale-deps fuzz fuzz-ci fuzz-build
+.PHONY: build plugins rust-plugins run test test-rust test-node bench bench-check soak lint toolchain node-deps scale-deps registry-deps fuzz fuzz-ci fuzz-build
 
 ## toolchain: the Rust toolchain rust-toolchain.toml pins, with its components and
 ## the plugins' target (wasm32-wasip2), installed by rustup when missing
@@ -88,8 +91,9 @@ $(SDK_CLIENT)/installed: tests/python/requirements.txt
 	touch $@
 
 ## test: every test (Rust end-to-end tests, the Node clients, the conformance suites, the Python SDK
-## client, and three replicas behind HAProxy sharing a Redis, both installed with apt when missing)
-test: build plugins node-deps scale-deps $(SDK_CLIENT)/installed
+## client, and three replicas behind HAProxy sharing a Redis, both installed with apt when missing;
+## an OCI registry, skopeo and wkg for the registry tests)
+test: build plugins node-deps scale-deps registry-deps $(SDK_CLIENT)/installed
 	$(CARGO) test --release --workspace
 	$(CARGO) test --manifest-path sdk-guest/Cargo.toml
 	$(CARGO) test --manifest-path plugins/Cargo.toml
@@ -103,8 +107,8 @@ test: build plugins node-deps scale-deps $(SDK_CLIENT)/installed
 # never need), sharing the root's target directory.
 BENCH := CARGO_TARGET_DIR=$(CURDIR)/target $(CARGO)
 
-## bench: the performance suite (table printed and written to bench/results.md), then the transport, reload, limits, replicas, telemetry and authentication benches
-bench: build plugins scale-deps
+## bench: the performance suite (table printed and written to bench/results.md), then the transport, reload, limits, replicas, telemetry, authentication and registry benches
+bench: build plugins scale-deps registry-deps
 	$(BENCH) build --release --manifest-path bench/Cargo.toml
 	target/release/wasm-mcp-bench
 	target/release/wasm-mcp-bench http
@@ -113,6 +117,7 @@ bench: build plugins scale-deps
 	target/release/wasm-mcp-bench replicas
 	target/release/wasm-mcp-bench telemetry
 	target/release/wasm-mcp-bench auth
+	target/release/wasm-mcp-bench registry
 
 ## bench-check: wasm-mcp's server CPU per echo call (one at a time and 16 in flight, beside the native
 ## server and rmcp) against bench/baseline.json; fails when either grew more than 25 %. Run it before a
@@ -127,6 +132,16 @@ scale-deps:
 	@command -v redis-server >/dev/null && command -v haproxy >/dev/null && command -v prometheus >/dev/null \
 		&& command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -qq redis-server haproxy prometheus chromium)
+
+## registry-deps: Debian's docker-registry (distribution 2.8), htpasswd (apache2-utils) and skopeo for
+## the registry tests, installed with apt when missing; wkg from crates.io into $(TOOLS)
+registry-deps: $(WKG)
+	@command -v docker-registry >/dev/null && command -v htpasswd >/dev/null && command -v skopeo >/dev/null \
+		|| (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq docker-registry apache2-utils skopeo)
+
+$(WKG): | toolchain
+	$(CARGO) install wkg --version $(WKG_VERSION) --locked --root $(TOOLS)
 
 ## soak: many stdio and HTTP clients against real servers for SOAK_SECONDS (default 600) while
 ## plugins change; checks every response, every task, and flat memory and descriptors (not in `make test`)

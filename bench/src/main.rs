@@ -8,6 +8,9 @@
 //! - `wasm-mcp-bench limits`: the cost of fuel (and epochs) on CPU-bound tools.
 //! - `wasm-mcp-bench replicas`: 1 and 3 replicas behind HAProxy sharing a
 //!   Redis, and task create-to-result with the embedded store and Redis.
+//! - `wasm-mcp-bench registry`: `add` of the Python plugin from a real
+//!   registry, and start with ten locked plugins from a warm store against
+//!   ten files.
 //! - `wasm-mcp-bench telemetry`: echo with traces exported over OTLP
 //!   against the same binary without an endpoint.
 //! - `wasm-mcp-bench cpu-check [--write-baseline]` (`make bench-check`):
@@ -22,6 +25,7 @@ mod http;
 mod limits;
 mod machine;
 mod native_server;
+mod registry;
 mod reload;
 mod replicas;
 mod report;
@@ -45,6 +49,7 @@ fn main() -> std::process::ExitCode {
         Some("replicas") => replicas::run(),
         Some("telemetry") => telemetry::run(),
         Some("auth") => auth::run(),
+        Some("registry") => registry::run(),
         Some("cpu-check") => {
             let baseline = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("baseline.json");
             let cache = tempfile::tempdir().expect("a cache directory");
@@ -60,7 +65,7 @@ fn main() -> std::process::ExitCode {
         Some(other) => {
             eprintln!(
                 "unknown command {other:?}: use `run` (the default), `http`, `reload [languages]`, `limits`, \
-                 `replicas`, `telemetry`, `auth`, `cpu-check [--write-baseline]`, `native-server` or `rmcp-server`"
+                 `replicas`, `telemetry`, `auth`, `registry`, `cpu-check [--write-baseline]`, `native-server` or `rmcp-server`"
             );
             std::process::exit(2);
         }

@@ -10,7 +10,8 @@ use anyhow::{Context, Result};
 use serde::Deserialize;
 
 use crate::settings::{
-    AuthSettings, AuthValues, HttpSettings, HttpValues, LimitSettings, Limits, ServerSettings, ServerValues,
+    AuthSettings, AuthValues, HttpSettings, HttpValues, LimitSettings, Limits, RegistrySettings, RegistryValues,
+    ServerSettings, ServerValues,
 };
 
 /// One layer of settings: what a config file says, or the flags. Every key is optional.
@@ -26,6 +27,8 @@ pub struct ConfigFile {
     pub http: HttpSettings,
     #[serde(default)]
     pub auth: AuthSettings,
+    #[serde(default)]
+    pub registry: RegistrySettings,
     /// The file it was read from, named in errors.
     #[serde(skip)]
     pub path: Option<PathBuf>,
@@ -51,6 +54,7 @@ pub struct Settings {
     pub server: ServerValues,
     pub http: HttpValues,
     pub auth: AuthValues,
+    pub registry: RegistryValues,
 }
 
 impl Settings {
@@ -85,6 +89,7 @@ impl Settings {
             server: self.server.apply(&layer.server)?,
             http: self.http.apply(&layer.http)?,
             auth: self.auth.apply(&layer.auth)?,
+            registry: self.registry.apply(&layer.registry)?,
         })
     }
 }

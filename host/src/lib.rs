@@ -8,6 +8,7 @@
 //! |---|---|
 //! | [`transport`] | stdio and Streamable HTTP: moving messages between a client and a session |
 //! | [`reload`] | the plugins directory and the set of plugins loaded from it |
+//! | [`registry`] | plugins from OCI registries: the lockfile, the content-addressed store, the client |
 //! | [`session`] | one client's conversation: lifecycle, typed dispatch, requests to the client |
 //! | [`tasks`] | long calls the client polls |
 //! | [`state`] | what replicas share and restarts keep: task records, leases, events |
@@ -38,6 +39,7 @@ pub mod metrics;
 pub mod plugin;
 pub mod principal;
 pub mod protocol;
+pub mod registry;
 pub mod reload;
 pub mod runtime;
 pub mod sandbox;

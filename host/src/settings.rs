@@ -353,6 +353,21 @@ settings! {
         max_connections: usize = 512, at_least_one, flag "max-connections", value_name = "N", requires = "http";
     }
 
+    /// Plugins pulled from OCI registries (the lockfile `plugins.lock`): how
+    /// registries are reached and how much they may send.
+    [registry] RegistrySettings => RegistryValues {
+        /// MiB one plugin pulled from a registry may take (its component and its manifest together); a larger one is refused before it is stored.
+        max_plugin_mib: u64 = 256, at_least_one, flag "max-plugin-mib", value_name = "MIB";
+        /// Pulls from registries at once (at start, and when the lockfile changes).
+        concurrent_pulls: usize = 4, at_least_one, flag "concurrent-pulls", value_name = "N";
+        /// Times a pull is tried again, with growing waits, when the registry cannot be reached or answers 5xx or 429.
+        pull_retries: u32 = 3, any, flag "pull-retries", value_name = "N";
+        /// PEM file of CA certificates registries' HTTPS is trusted with besides the platform's [default: the platform's only]
+        ca_file: PathBuf = none, any, flag "registry-ca-file", value_name = "FILE", env = "WASM_MCP_REGISTRY_CA_FILE";
+        /// Registries (host:port, space-separated) spoken to over plain HTTP; a registry on loopback falls back to plain HTTP by itself when HTTPS fails [default: none]
+        plain_http: String = none, any, flag "registry-plain-http", value_name = "HOSTS";
+    }
+
     /// OAuth 2.1 authorization of the HTTP transport (with `--http`): the
     /// server is a resource server of one authorization server.
     [auth] AuthSettings => AuthValues {
@@ -381,6 +396,7 @@ mod tests {
         ServerValues::check_defaults().unwrap();
         HttpValues::check_defaults().unwrap();
         AuthValues::check_defaults().unwrap();
+        RegistryValues::check_defaults().unwrap();
     }
 
     #[test]

@@ -12,6 +12,7 @@ const LAYERS: &[&str] = &[
     "cli",
     "transport",
     "reload",
+    "registry",
     "session",
     "tasks",
     "state",

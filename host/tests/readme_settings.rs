@@ -2,12 +2,12 @@
 //! example config file. Settings are declared once (`src/settings.rs`); this
 //! keeps the README from drifting from the declarations.
 
-use wasm_mcp::settings::{Setting, auth, http, limits, server};
+use wasm_mcp::settings::{Setting, auth, http, limits, registry, server};
 
 #[test]
 fn the_readme_names_every_flag_and_config_key() {
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
-    let missing: Vec<String> = [limits::ALL, server::ALL, http::ALL, auth::ALL]
+    let missing: Vec<String> = [limits::ALL, server::ALL, http::ALL, auth::ALL, registry::ALL]
         .concat()
         .iter()
         .flat_map(|setting: &Setting| {

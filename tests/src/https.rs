@@ -24,6 +24,17 @@ pub struct TestCa {
 pub struct ServerCert {
     chain: Vec<CertificateDer<'static>>,
     key: PrivateKeyDer<'static>,
+    /// The chain and the key, PEM-encoded, for servers that read files.
+    chain_pem: String,
+    key_pem: String,
+}
+
+impl ServerCert {
+    /// Writes the chain and the key as PEM files (for a server that is not ours).
+    pub fn write_pem(&self, chain: &Path, key: &Path) {
+        std::fs::write(chain, &self.chain_pem).unwrap();
+        std::fs::write(key, &self.key_pem).unwrap();
+    }
 }
 
 impl Default for TestCa {
@@ -68,6 +79,8 @@ impl TestCa {
         ServerCert {
             chain: vec![cert.der().clone(), self.issuer.der().clone()],
             key: PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
+            chain_pem: format!("{}{}", cert.pem(), self.issuer.pem()),
+            key_pem: key.serialize_pem(),
         }
     }
 }

@@ -18,6 +18,7 @@ pub mod paths;
 pub mod plugin_dir;
 pub mod proc_stat;
 pub mod process;
+pub mod registry;
 pub mod schema;
 pub mod stdio;
 pub mod wait;
@@ -28,6 +29,14 @@ pub use paths::{binary, plugin_wasm, plugins_dist, test_plugins_dist, workspace_
 pub use plugin_dir::PluginDir;
 pub use stdio::StdioServer;
 pub use wait::{compile_timeout, timeout};
+
+/// Makes ring the process's rustls provider (once), before any HTTP client
+/// is made. reqwest is one build in the workspace, and the host's registry
+/// client has it use rustls with no provider of its own, as the binary
+/// (which installs ring at start) does: a client made without one panics.
+pub fn tls_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
 
 /// The protocol revision this host implements.
 pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";

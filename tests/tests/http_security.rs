@@ -44,11 +44,11 @@ fn a_foreign_origin_or_host_is_refused_and_localhost_is_not() {
     // The refusal covers every method, not only POST.
     let mut session = server.session(json!({}));
     let get = session
-        .with_headers(reqwest::blocking::Client::new().get(&session.url))
+        .with_headers(wasm_mcp_tests::http::blocking_client().get(&session.url))
         .header("origin", "http://evil.example.com");
     assert_eq!(get.send().unwrap().status(), StatusCode::FORBIDDEN);
     let delete = session
-        .with_headers(reqwest::blocking::Client::new().delete(&session.url))
+        .with_headers(wasm_mcp_tests::http::blocking_client().delete(&session.url))
         .header("origin", "http://evil.example.com");
     assert_eq!(delete.send().unwrap().status(), StatusCode::FORBIDDEN);
     session.call_tool("test_simple_text", json!({}));
@@ -129,7 +129,7 @@ fn health_endpoints_answer_without_a_token() {
         &[("WASM_MCP_AUTH_TOKEN", "secret-token")],
     );
     let base = server.url.trim_end_matches("/mcp");
-    let http = reqwest::blocking::Client::new();
+    let http = wasm_mcp_tests::http::blocking_client();
     for (path, body) in [("/healthz", "ok\n"), ("/readyz", "ready\n")] {
         let response = http.get(format!("{base}{path}")).send().unwrap();
         assert_eq!(response.status(), StatusCode::OK, "{path}");

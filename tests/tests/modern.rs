@@ -9,7 +9,6 @@
 use std::time::Duration;
 
 use reqwest::StatusCode;
-use reqwest::blocking::Client;
 use serde_json::{Value, json};
 use wasm_mcp_tests::modern::{MODERN_VERSION, ModernStdio, meta, with_meta};
 use wasm_mcp_tests::process::serve_command;
@@ -676,7 +675,9 @@ fn post(url: &str, body: &Value, extra: &[(&str, &str)]) -> reqwest::blocking::R
     }
     headers.retain(|(name, _)| !extra.iter().any(|(replaced, _)| replaced.eq_ignore_ascii_case(name)));
     headers.extend_from_slice(extra);
-    let mut request = Client::new().post(url).timeout(Duration::from_secs(30));
+    let mut request = wasm_mcp_tests::http::blocking_client()
+        .post(url)
+        .timeout(Duration::from_secs(30));
     for (name, value) in headers {
         request = request.header(name, value);
     }

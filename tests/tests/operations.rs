@@ -59,7 +59,7 @@ impl Prometheus {
     /// The value of the instant `query`, once it is `expected` (a scrape
     /// may not have happened yet); fails with what it was at the timeout.
     fn wait_for(&self, query: &str, expected: f64) {
-        let http = reqwest::blocking::Client::new();
+        let http = wasm_mcp_tests::http::blocking_client();
         let deadline = Instant::now() + timeout();
         let mut last = Value::Null;
         while Instant::now() < deadline {
@@ -89,7 +89,7 @@ impl Prometheus {
 
     /// How many series match `selector` now.
     fn series(&self, selector: &str) -> usize {
-        let text = reqwest::blocking::Client::new()
+        let text = wasm_mcp_tests::http::blocking_client()
             .get(self.api("series", "match[]", selector))
             .send()
             .and_then(|r| r.text())
@@ -160,7 +160,10 @@ fn prometheus_scrapes_what_a_known_sequence_of_calls_produces() {
 
     // The HTTP server's /metrics wants the token like its MCP endpoint.
     let base = http.url.trim_end_matches("/mcp");
-    let refused = reqwest::blocking::get(format!("{base}/metrics")).unwrap();
+    let refused = wasm_mcp_tests::http::blocking_client()
+        .get(format!("{base}/metrics"))
+        .send()
+        .unwrap();
     assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
 
     // The known sequence, over HTTP (a 2025-11-25 session).
@@ -341,7 +344,10 @@ fn the_status_page_renders_live_numbers_in_chromium() {
     let page = format!("{base}/status#token={TOKEN}");
 
     // The data wants the token; the page (which holds none) does not.
-    let data = reqwest::blocking::get(format!("{base}/status.json")).unwrap();
+    let data = wasm_mcp_tests::http::blocking_client()
+        .get(format!("{base}/status.json"))
+        .send()
+        .unwrap();
     assert_eq!(data.status(), StatusCode::UNAUTHORIZED);
     let without_token = rendered(&format!("{base}/status"), None);
     assert!(without_token.contains("This server wants a token"), "{without_token}");

@@ -1,10 +1,14 @@
-//! The `wasm-mcp` command line: `serve`, `check`, `call` and `new`, and what
-//! they share (logging to stderr, the compiled-code cache directory).
+//! The `wasm-mcp` command line: `serve`, `check`, `call` and `new`; `push`,
+//! `pull`, `add`, `update` and `remove` for plugins from OCI registries; and
+//! what they share (logging to stderr, the compiled-code cache directory).
 
 mod call;
 mod check;
 mod http_args;
+mod lock;
 mod new;
+mod publish;
+mod registry_args;
 mod serve;
 
 use std::fs;
@@ -39,11 +43,25 @@ enum Command {
     Call(call::CallArgs),
     /// Create a ready-to-build plugin project (Rust, Python or JavaScript) in PARENT/NAME.
     New(new::NewArgs),
+    /// Publish a plugin (PLUGIN.wasm, with PLUGIN.toml beside it if any) to an OCI registry as a wasm artifact.
+    Push(publish::PushArgs),
+    /// Fetch a plugin from an OCI registry into FILE (and its manifest into FILE.toml).
+    Pull(publish::PullArgs),
+    /// Serve a plugin from an OCI registry: resolve REF to its digest, pull, check it loads, and pin it in plugins.lock.
+    Add(lock::AddArgs),
+    /// Resolve the tags of the lockfile's plugins again; show, check and pin what changed.
+    Update(lock::UpdateArgs),
+    /// Stop serving a plugin of the lockfile: remove its entry.
+    Remove(lock::RemoveArgs),
 }
 
 /// Runs the command the arguments name.
 pub fn run() -> Result<()> {
     let cli = Cli::parse();
+    // Every reqwest client in the process (the registry client's, the trace
+    // exporter's) takes its TLS crypto from the process's rustls provider:
+    // ring, as everywhere else in the host.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     // A server says what it loads and serves; a one-shot command only what
     // went wrong, so its own output stands alone.
     let default_level = match cli.command {
@@ -67,6 +85,11 @@ pub fn run() -> Result<()> {
         Command::Check(args) => runtime.block_on(check::run(args)),
         Command::Call(args) => std::process::exit(runtime.block_on(call::run(args))),
         Command::New(args) => new::run(&args),
+        Command::Push(args) => runtime.block_on(publish::push(args)),
+        Command::Pull(args) => runtime.block_on(publish::pull(args)),
+        Command::Add(args) => runtime.block_on(lock::add(args)),
+        Command::Update(args) => runtime.block_on(lock::update(args)),
+        Command::Remove(args) => lock::remove(args),
     };
     // A read of stdin may still be blocked in a worker thread (after a
     // signal): do not wait for it.

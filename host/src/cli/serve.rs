@@ -11,16 +11,17 @@ use sha2::{Digest, Sha256};
 
 use super::http_args::HttpArgs;
 use wasm_mcp::config::{ConfigFile, Settings};
+use wasm_mcp::registry::Registry;
 use wasm_mcp::reload::Reloader;
 use wasm_mcp::runtime::PluginRuntime;
 use wasm_mcp::session::Hub;
-use wasm_mcp::settings::{LimitSettings, ServerSettings, ServerValues};
+use wasm_mcp::settings::{LimitSettings, RegistrySettings, ServerSettings, ServerValues};
 use wasm_mcp::state::{Location, StateStore};
 use wasm_mcp::transport;
 
 #[derive(Args)]
 pub struct ServeArgs {
-    /// Directory of plugin components (`NAME.wasm`, with an optional `NAME.toml` manifest).
+    /// Directory of plugin components (`NAME.wasm`, with an optional `NAME.toml` manifest), and of the lockfile `plugins.lock` of plugins from registries.
     #[arg(long, default_value = "plugins", env = "WASM_MCP_PLUGINS")]
     plugins: PathBuf,
     #[command(flatten)]
@@ -32,6 +33,8 @@ pub struct ServeArgs {
     limits: LimitSettings,
     #[command(flatten)]
     server: ServerSettings,
+    #[command(flatten)]
+    registry: RegistrySettings,
     /// Compile plugins on every start instead of caching compiled code.
     #[arg(long, conflicts_with = "cache-dir")]
     no_cache: bool,
@@ -56,6 +59,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         server: args.server.clone(),
         http: args.http.settings.clone(),
         auth: args.http.auth.clone(),
+        registry: args.registry.clone(),
         path: None,
     };
     let settings = Settings::load(args.config.as_deref(), &flags)?;
@@ -67,6 +71,9 @@ pub async fn run(args: ServeArgs) -> Result<()> {
             args.plugins.display()
         );
     }
+    // The store of pulled plugins is kept whether or not compiled code is.
+    let store_dir = super::cache_directory(settings.server.cache_dir.clone(), false)?;
+    let registry = Registry::new(&settings.registry, store_dir);
     let runtime = Arc::new(PluginRuntime::new(&settings, cache_dir)?);
     let lease = Duration::from_secs_f64(settings.server.task_lease_secs);
     let store = StateStore::open(&state_location(&settings.server, &args.plugins), lease)?;
@@ -74,7 +81,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     let hub = Hub::new(settings.server, store)?;
     tokio::spawn(hub.clone().follow_replicas());
     tokio::spawn(hub.clone().keep_tasks(lease));
-    let reloader = Reloader::new(hub.clone(), runtime, args.plugins);
+    let reloader = Reloader::new(hub.clone(), runtime, args.plugins, registry);
     if !args.no_watch {
         reloader.watch()?;
     }

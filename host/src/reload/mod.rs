@@ -13,6 +13,12 @@
 //!
 //! A new version is compiled and validated before it replaces anything; one
 //! that fails keeps the last good version serving and is reported.
+//!
+//! The lockfile (`plugins.lock`, see [`crate::registry`]) is followed with
+//! the directory: its plugins are pulled by digest (from the store when it
+//! holds them, several at once) and served beside the folder's files; an
+//! edit of it adds, replaces and removes plugins as a file drop does. A name
+//! both a file and a lock entry give serves neither, said once per change.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -29,6 +35,8 @@ use crate::catalog::Catalog;
 use crate::metrics::METRICS;
 use crate::plugin::Plugin;
 use crate::protocol::LogLevel;
+use crate::registry::lockfile::{LOCKFILE, Locked, Lockfile};
+use crate::registry::{Pulled, Registry};
 use crate::runtime::{PluginRuntime, plugin_name};
 use crate::session::Hub;
 
@@ -46,6 +54,10 @@ pub struct Reloader {
     hub: Arc<Hub>,
     runtime: Arc<PluginRuntime>,
     dir: PathBuf,
+    /// Where the lockfile's plugins come from.
+    registry: Registry,
+    /// The lockfile as last read (an unreadable one leaves the previous).
+    lock: std::sync::Mutex<Lockfile>,
     /// Holding it is the turn to change it: one reload at a time, so a slow
     /// load of an old version that finishes after a fast load of its
     /// replacement never puts the old version back.
@@ -80,21 +92,32 @@ impl Served {
 }
 
 impl Reloader {
-    /// A reloader of the plugins in `dir`, loaded by `runtime`, served through `hub`.
-    pub fn new(hub: Arc<Hub>, runtime: Arc<PluginRuntime>, dir: PathBuf) -> Arc<Self> {
+    /// A reloader of the plugins in `dir` (its files and its lockfile's
+    /// entries, pulled through `registry`), loaded by `runtime`, served through `hub`.
+    pub fn new(hub: Arc<Hub>, runtime: Arc<PluginRuntime>, dir: PathBuf, registry: Registry) -> Arc<Self> {
         Arc::new(Self {
             hub,
             runtime,
             dir,
+            registry,
+            lock: std::sync::Mutex::new(Lockfile::default()),
             served: Mutex::new(Served::default()),
         })
     }
 
     /// Loads every plugin in the directory (in name order), each entering the
-    /// catalog as soon as it is ready, then marks the start as done.
+    /// catalog as soon as it is ready, then those of its lockfile (pulled
+    /// together, entering the catalog together), then marks the start as done.
     pub async fn load_all(self: Arc<Self>) {
-        for path in wasm_files(&self.dir) {
-            self.reload(BTreeMap::from([(plugin_name(&path), ChangedLists::default())]))
+        let mut locked = self.reread_lock();
+        let files = wasm_files(&self.dir);
+        for path in &files {
+            self.reload(BTreeMap::from([(plugin_name(path), ChangedLists::default())]))
+                .await;
+        }
+        locked.retain(|name| !files.contains(&self.wasm_path(name)));
+        if !locked.is_empty() {
+            self.reload(locked.into_iter().map(|name| (name, ChangedLists::default())).collect())
                 .await;
         }
         let counts = &self.runtime.cache.counts;
@@ -117,6 +140,52 @@ impl Reloader {
     /// The path of plugin `name`'s component.
     fn wasm_path(&self, name: &str) -> PathBuf {
         self.dir.join(format!("{name}.wasm"))
+    }
+
+    /// Where plugin `name` comes from now.
+    fn source(&self, name: &str) -> Source {
+        let path = self.wasm_path(name);
+        let locked = self.lock.lock().expect("not poisoned").plugins.get(name).cloned();
+        match (path.is_file(), locked) {
+            (true, None) => Source::File(path),
+            (true, Some(locked)) => Source::Twice(path, locked),
+            (false, Some(locked)) => Source::Locked(locked),
+            (false, None) => Source::Gone,
+        }
+    }
+
+    /// Reads the lockfile again (none when the directory is gone): the
+    /// plugins whose entries it added, changed or removed. An unreadable
+    /// lockfile is reported and changes nothing.
+    fn reread_lock(&self) -> BTreeSet<String> {
+        let path = Lockfile::path(&self.dir);
+        let lock = if self.dir.is_dir() {
+            match Lockfile::read(&self.dir) {
+                Ok(lock) => lock,
+                Err(e) => {
+                    tracing::error!(path = %path.display(), "the lockfile is not used (its plugins keep serving as they were): {e:#}");
+                    self.hub.log_to_all(
+                        LogLevel::Error,
+                        LOGGER,
+                        json!({ "message": "the lockfile is not used; its plugins keep serving as they were", "path": path.display().to_string(), "error": format!("{e:#}") }),
+                    );
+                    return BTreeSet::new();
+                }
+            }
+        } else {
+            Lockfile::default()
+        };
+        let mut current = self.lock.lock().expect("not poisoned");
+        let names: BTreeSet<String> = current.plugins.keys().chain(lock.plugins.keys()).cloned().collect();
+        let changed: BTreeSet<String> = names
+            .into_iter()
+            .filter(|name| current.plugins.get(name) != lock.plugins.get(name))
+            .collect();
+        if !changed.is_empty() {
+            tracing::info!(path = %path.display(), plugins = lock.plugins.len(), changed = ?changed, "lockfile read");
+        }
+        *current = lock;
+        changed
     }
 
     /// Every plugin loaded or tried from the directory that was still there
@@ -157,7 +226,7 @@ impl Reloader {
                 // A relist is about lists, never about presence: a plugin whose
                 // file is gone (the directory is being replaced, or within its
                 // grace) is left to the watcher.
-                relists.retain(|name, _| reloader.wasm_path(name).is_file());
+                relists.retain(|name, _| !matches!(reloader.source(name), Source::Gone));
                 tracing::debug!(?relists, "listing plugins again, as they asked");
                 if !relists.is_empty() {
                     reloader.reload(relists).await;
@@ -176,22 +245,52 @@ impl Reloader {
         let mut changed = false;
         let mut replaced = BTreeSet::new();
         let mut relisted = ChangedLists::default();
-        for (name, lists) in changes {
+        let sources: BTreeMap<String, Source> = changes.keys().map(|name| (name.clone(), self.source(name))).collect();
+        let locked = sources
+            .iter()
+            .filter_map(|(name, source)| match source {
+                Source::Locked(locked) => Some((name.clone(), locked.clone())),
+                _ => None,
+            })
+            .collect();
+        let mut pulled = self.registry.pull_all(locked).await;
+        for ((name, lists), (_, source)) in changes.into_iter().zip(sources) {
             let path = self.wasm_path(&name);
-            if !path.is_file() {
-                served.targets.remove(&name);
-                if served.plugins.remove(&name).is_some() {
-                    tracing::info!(plugin = name, "plugin removed");
-                    changed = true;
+            let (loaded, origin) = match source {
+                Source::Gone => {
+                    served.targets.remove(&name);
+                    if served.plugins.remove(&name).is_some() {
+                        tracing::info!(plugin = name, "plugin removed");
+                        changed = true;
+                    }
+                    continue;
                 }
-                continue;
-            }
+                Source::Twice(path, locked) => {
+                    // Neither shadows the other: both are withdrawn until one goes.
+                    changed |= served.plugins.remove(&name).is_some();
+                    let why = anyhow::anyhow!(
+                        "{} and the entry {name} of {LOCKFILE} ({}) both name plugin {name}: neither is served \
+                         until one of them is removed (or the entry renamed)",
+                        path.display(),
+                        locked.reference
+                    );
+                    (Err(why), Origin::File(path))
+                }
+                Source::File(path) => (self.runtime.load(&path).await, Origin::File(path)),
+                Source::Locked(locked) => {
+                    let loaded = match pulled.remove(&name).expect("every locked plugin was pulled") {
+                        Ok(pulled) => self.load_pulled(&name, pulled, &locked).await,
+                        Err(e) => Err(e),
+                    };
+                    (loaded, Origin::Locked(locked))
+                }
+            };
             // Taken before the load: a swap during it is seen as a move afterwards.
             let mut targets = resolve(own_files(&path));
-            match self.runtime.load(&path).await {
+            match loaded {
                 Ok(plugin) => {
                     tracing::info!(
-                        plugin = name, path = %path.display(),
+                        plugin = name, from = %origin,
                         tools = plugin.listing.tools.len(), resources = plugin.listing.resources.len(),
                         templates = plugin.listing.templates.len(), prompts = plugin.listing.prompts.len(),
                         "plugin loaded"
@@ -209,13 +308,12 @@ impl Reloader {
                     } else {
                         "the plugin is not served"
                     };
-                    tracing::error!(plugin = name, path = %path.display(), "plugin failed to load ({outcome}): {e:#}");
+                    tracing::error!(plugin = name, from = %origin, "plugin failed to load ({outcome}): {e:#}");
                     METRICS.plugin_load(&name, Some(&format!("{e:#}")));
-                    self.hub.log_to_all(
-                        LogLevel::Error,
-                        &name,
-                        json!({ "message": format!("plugin failed to load; {outcome}"), "path": path.display().to_string(), "error": format!("{e:#}") }),
-                    );
+                    let mut data =
+                        json!({ "message": format!("plugin failed to load; {outcome}"), "error": format!("{e:#}") });
+                    data[origin.key()] = json!(origin.to_string());
+                    self.hub.log_to_all(LogLevel::Error, &name, data);
                 }
             }
             targets.extend(resolve(served.granted(&name)));
@@ -228,6 +326,14 @@ impl Reloader {
             self.announce_renames(&previous, &catalog);
             self.hub.publish(catalog, &replaced, relisted);
         }
+    }
+
+    /// Loads the pulled plugin `name` under the manifest it was published with.
+    async fn load_pulled(&self, name: &str, pulled: Pulled, locked: &Locked) -> Result<Arc<Plugin>> {
+        let manifest = pulled.parsed_manifest(name, &self.dir, &locked.reference)?;
+        self.runtime
+            .load_component(name, &pulled.wasm_path, pulled.wasm, manifest)
+            .await
     }
 
     /// Says, on stderr and to every client, each rename `catalog` makes that
@@ -253,6 +359,43 @@ impl Reloader {
                     "servedBy": rename.holder,
                 }),
             );
+        }
+    }
+}
+
+/// Where a plugin comes from.
+enum Source {
+    /// `NAME.wasm` in the directory.
+    File(PathBuf),
+    /// An entry of the lockfile.
+    Locked(Locked),
+    /// Both: neither is served.
+    Twice(PathBuf, Locked),
+    /// Neither: not served.
+    Gone,
+}
+
+/// What a loaded (or failed) plugin came from, for messages.
+enum Origin {
+    File(PathBuf),
+    Locked(Locked),
+}
+
+impl Origin {
+    /// The key it goes under in a message to clients.
+    fn key(&self) -> &'static str {
+        match self {
+            Origin::File(_) => "path",
+            Origin::Locked(_) => "reference",
+        }
+    }
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::File(path) => write!(f, "{}", path.display()),
+            Origin::Locked(locked) => write!(f, "{}@{}", locked.reference, locked.digest),
         }
     }
 }

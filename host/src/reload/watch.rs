@@ -10,6 +10,9 @@
 //! other than plugin files (directories, symlinks such as a volume's
 //! `..data`) also reloads the plugins whose files now lead elsewhere.
 //!
+//! A change of the lockfile (`plugins.lock`) rereads it, and reloads the
+//! plugins whose entries it added, changed or removed.
+//!
 //! When the directory is gone, the plugins loaded from it keep serving for
 //! the grace period (`plugins_grace_secs`), which is said once on stderr and
 //! to clients; when it runs out, none are served. When the directory comes
@@ -29,6 +32,7 @@ use tokio::time::Instant;
 use super::{DEBOUNCE, LOGGER, Reloader};
 use crate::call::ChangedLists;
 use crate::protocol::LogLevel;
+use crate::registry::lockfile::LOCKFILE;
 use crate::settings::server;
 
 /// How often a file's size is sampled to tell whether a copy is still under way.
@@ -210,6 +214,9 @@ impl Follower {
         if came_back || burst.replaced || burst.relinked {
             names.extend(self.reloader.moved(came_back || burst.replaced).await);
         }
+        if came_back || burst.replaced || burst.relinked || burst.lockfile {
+            names.extend(self.reloader.reread_lock());
+        }
         for name in &names {
             wait_until_settled(&self.reloader.wasm_path(name)).await;
         }
@@ -250,6 +257,8 @@ impl Follower {
                 self.dir.display()
             ),
         );
+        // The lockfile went with the directory: its plugins go too.
+        self.reloader.reread_lock();
         let known = self.reloader.known().await;
         self.reload(known).await;
     }
@@ -285,6 +294,8 @@ struct Burst {
     /// An entry other than a plugin's file changed (a directory, a symlink,
     /// a temporary file): plugins whose files go through it may have moved.
     relinked: bool,
+    /// The lockfile changed.
+    lockfile: bool,
 }
 
 impl Burst {
@@ -296,6 +307,10 @@ impl Burst {
             }
             Seen::Entry(path, change) => (path, change),
         };
+        if path.file_name().is_some_and(|name| name == LOCKFILE) {
+            self.lockfile = true;
+            return;
+        }
         let Some(name) = affected_plugin(&path) else {
             self.relinked = true;
             return;

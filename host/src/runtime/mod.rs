@@ -85,6 +85,17 @@ impl PluginRuntime {
         let bytes = tokio::fs::read(path)
             .await
             .with_context(|| format!("cannot read {}", path.display()))?;
+        self.load_component(&plugin_name(path), path, bytes, manifest).await
+    }
+
+    /// Loads the component `bytes` (read from `path`) as plugin `name`, under `manifest`.
+    pub async fn load_component(
+        &self,
+        name: &str,
+        path: &Path,
+        bytes: Vec<u8>,
+        manifest: Manifest,
+    ) -> Result<Arc<Plugin>> {
         if !is_component(&bytes) {
             bail!(
                 "{} is not a WebAssembly component (build it for wasm32-wasip2, or convert a core module with `wasm-tools component new`)",
@@ -92,9 +103,8 @@ impl PluginRuntime {
             );
         }
         let (component, sha256) = self.cache.component(self.linker.engine(), path, bytes).await?;
-        let name = plugin_name(path);
         let settings = PluginSettings {
-            grants: Grants::from_manifest(&name, &manifest)?,
+            grants: Grants::from_manifest(name, &manifest)?,
             limits: manifest.plugin_limits(&self.limits)?,
             host_calls: self.host_calls.clone(),
             spare_slots: self.spare_slots.clone(),
@@ -102,7 +112,7 @@ impl PluginRuntime {
             manifest,
             sha256,
         };
-        Plugin::load(&self.linker, &name, path, component, settings).await
+        Plugin::load(&self.linker, name, path, component, settings).await
     }
 }
 

@@ -22,7 +22,7 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiView};
 
 use crate::manifest::{DirectoryGrant, Manifest};
 pub use network::{Channel, NetworkPolicy, Resolver};
-pub use tls::TlsTrust;
+pub use tls::{TlsTrust, ca_certificates};
 
 /// What the sandbox needs of the state of the store a call runs in: its WASI
 /// context, and the network policy of the plugin it runs.

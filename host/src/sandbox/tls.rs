@@ -93,7 +93,19 @@ fn read_ca_file(path: &Path) -> Result<RootCertStore> {
         "cannot read it; give the path of a PEM file of CA certificates (relative to the manifest's folder)",
     )?;
     let mut roots = RootCertStore::empty();
-    for (i, section) in <(SectionKind, Vec<u8>)>::pem_slice_iter(&pem).enumerate() {
+    for (i, der) in ca_certificates(&pem)?.into_iter().enumerate() {
+        roots
+            .add(der)
+            .map_err(|e| anyhow::anyhow!("certificate {} cannot be trusted: {e}", i + 1))?;
+    }
+    Ok(roots)
+}
+
+/// The certificates of a PEM file of CA certificates: every section must be
+/// a certificate, and there must be at least one.
+pub fn ca_certificates(pem: &[u8]) -> Result<Vec<CertificateDer<'static>>> {
+    let mut certificates = Vec::new();
+    for (i, section) in <(SectionKind, Vec<u8>)>::pem_slice_iter(pem).enumerate() {
         let (kind, der) = section.map_err(|e| anyhow::anyhow!("is not valid PEM: {e}"))?;
         if kind != SectionKind::Certificate {
             bail!(
@@ -102,14 +114,12 @@ fn read_ca_file(path: &Path) -> Result<RootCertStore> {
                 i + 1
             );
         }
-        roots
-            .add(CertificateDer::from(der))
-            .map_err(|e| anyhow::anyhow!("certificate {} cannot be trusted: {e}", i + 1))?;
+        certificates.push(CertificateDer::from(der));
     }
-    if roots.is_empty() {
+    if certificates.is_empty() {
         bail!("holds no certificate: it must contain at least one -----BEGIN CERTIFICATE----- section");
     }
-    Ok(roots)
+    Ok(certificates)
 }
 
 /// The name the server's certificate must carry: the URL's host (an IP

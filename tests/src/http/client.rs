@@ -75,6 +75,7 @@ impl McpClient {
 
     /// A client of `url` whose requests may take up to `limit`.
     pub fn with_timeout(url: &str, limit: Duration) -> Self {
+        crate::tls_provider();
         McpClient {
             http: Client::builder().timeout(limit).build().expect("an HTTP client"),
             url: url.to_string(),

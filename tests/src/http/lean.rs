@@ -32,6 +32,7 @@ impl LeanHttpClient {
             let value = format!("Bearer {token}").parse().expect("a token fits a header");
             headers.insert(reqwest::header::AUTHORIZATION, value);
         }
+        crate::tls_provider();
         let http = Client::builder()
             .pool_max_idle_per_host(connections)
             .default_headers(headers)

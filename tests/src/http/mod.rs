@@ -18,6 +18,12 @@ use crate::LATEST_PROTOCOL_VERSION;
 pub use client::{Exchange, McpClient, check_message, error_body, read_all, read_until};
 pub use lean::{LeanHttpClient, LeanHttpSession};
 pub use server::HttpServer;
+
+/// A blocking HTTP client with reqwest's defaults, for the tests' own requests.
+pub fn blocking_client() -> reqwest::blocking::Client {
+    crate::tls_provider();
+    reqwest::blocking::Client::new()
+}
 pub use sse::{Event, Sse};
 
 /// The headers every POST of a conforming client carries.

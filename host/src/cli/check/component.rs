@@ -7,6 +7,8 @@
 pub struct Component {
     /// The names of its top-level imports (`wasi:cli/environment@0.2.6`, ...), sorted.
     pub imports: Vec<String>,
+    /// The names of its top-level exports (`wasm-mcp:plugin/tools@0.1.0`, ...), sorted.
+    pub exports: Vec<String>,
     /// The names its core modules are linked under (`libpython3.14.so`, ...).
     linked: Vec<String>,
 }
@@ -38,11 +40,14 @@ impl Component {
     pub fn read(bytes: &[u8]) -> Result<Component, String> {
         let mut component = Component {
             imports: Vec::new(),
+            exports: Vec::new(),
             linked: Vec::new(),
         };
         component.parse(bytes)?;
-        component.imports.sort();
-        component.imports.dedup();
+        for names in [&mut component.imports, &mut component.exports] {
+            names.sort();
+            names.dedup();
+        }
         Ok(component)
     }
 
@@ -87,6 +92,12 @@ impl Component {
                     for import in reader {
                         let import = import.map_err(|e| format!("a malformed import: {}", e.message()))?;
                         self.imports.push(import.name.name.to_string());
+                    }
+                }
+                Payload::ComponentExportSection(reader) if depth == 1 => {
+                    for export in reader {
+                        let export = export.map_err(|e| format!("a malformed export: {}", e.message()))?;
+                        self.exports.push(export.name.name.to_string());
                     }
                 }
                 // The core instances it links: a runtime's shared libraries among them.

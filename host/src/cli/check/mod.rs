@@ -8,7 +8,7 @@
 //! serving it would give them ([`directory`]). With `--strict`, a warning
 //! fails it too.
 
-mod component;
+pub mod component;
 mod directory;
 
 use std::fmt::Write as _;
@@ -22,8 +22,13 @@ use wasm_mcp::contract::bindings::tools;
 use wasm_mcp::limits::Limits;
 use wasm_mcp::manifest::{CacheScope, EntryKind, EnvValue, Manifest};
 use wasm_mcp::plugin::Plugin;
+use wasm_mcp::registry::Pulled;
+use wasm_mcp::registry::artifact::MANIFEST_MEDIA_TYPE;
+use wasm_mcp::registry::lockfile::Locked;
+use wasm_mcp::registry::reference;
 use wasm_mcp::runtime::{PluginRuntime, plugin_name};
 
+use super::registry_args::RegistryArgs;
 use component::{Component, describe_import};
 
 #[derive(Args)]
@@ -34,6 +39,9 @@ pub struct CheckArgs {
     /// Fail (exit status 2) on any warning too, not only when a plugin does not load.
     #[arg(long)]
     strict: bool,
+    /// Where a directory's locked plugins come from (read from the store, pulled when it lacks them).
+    #[command(flatten)]
+    registry: RegistryArgs,
 }
 
 /// `check`: the report on stdout; exits 1 with the reason on stderr when a
@@ -42,7 +50,8 @@ pub struct CheckArgs {
 pub async fn run(args: CheckArgs) -> Result<()> {
     let runtime = PluginRuntime::new(&Settings::default(), None)?;
     let outcome = if args.plugin.is_dir() {
-        directory::check(&runtime, &args.plugin).await?
+        let (_, registry, _) = args.registry.open()?;
+        directory::check(&runtime, &registry, &args.plugin).await?
     } else {
         match Inspection::run(&runtime, &args.plugin).await {
             Ok(inspection) => {
@@ -108,7 +117,14 @@ impl Outcome {
 
 /// What `check` found out about one plugin file.
 pub struct Inspection {
+    /// The plugin's name: its file's stem, or its lockfile entry's name.
+    pub name: String,
+    /// Its component: the file, or where the store holds it.
     pub path: PathBuf,
+    /// Its lockfile entry, when it comes from a registry.
+    pub locked: Option<Locked>,
+    /// Whether its artifact carries a manifest (for a plugin from a registry).
+    manifest_published: bool,
     /// The manifest beside the file, if any, or why it is unusable.
     pub manifest: Result<(Manifest, Option<PathBuf>), String>,
     /// The component's imports, or why they cannot be read.
@@ -128,11 +144,47 @@ impl Inspection {
         let component = Component::read(&bytes);
         let plugin = runtime.load(path).await.map_err(|e| format!("{e:#}"));
         Ok(Inspection {
+            name: plugin_name(path),
             path: path.to_owned(),
+            locked: None,
+            manifest_published: false,
             manifest,
             component,
             plugin,
         })
+    }
+
+    /// Loads the plugin `name` that the lockfile of `dir` pins (`locked`),
+    /// pulled into the store, as `serve` would.
+    pub async fn run_pulled(
+        runtime: &PluginRuntime,
+        dir: &Path,
+        name: &str,
+        locked: &Locked,
+        pulled: Pulled,
+    ) -> Inspection {
+        let manifest = pulled
+            .parsed_manifest(name, dir, &locked.reference)
+            .map(|m| (m, None))
+            .map_err(|e| format!("{e:#}"));
+        let component = Component::read(&pulled.wasm);
+        let manifest_published = pulled.manifest.is_some();
+        let plugin = match &manifest {
+            Ok((manifest, _)) => runtime
+                .load_component(name, &pulled.wasm_path, pulled.wasm, manifest.clone())
+                .await
+                .map_err(|e| format!("{e:#}")),
+            Err(e) => Err(e.clone()),
+        };
+        Inspection {
+            name: name.to_owned(),
+            path: pulled.wasm_path,
+            locked: Some(locked.clone()),
+            manifest_published,
+            manifest,
+            component,
+            plugin,
+        }
     }
 
     /// Why the plugin does not load as `serve` would load it, if it does not.
@@ -297,10 +349,32 @@ impl Inspection {
     /// The human-readable report.
     pub fn render(&self) -> String {
         let mut out = String::new();
-        let name = plugin_name(&self.path);
-        let _ = writeln!(out, "Plugin {name}");
+        let _ = writeln!(out, "Plugin {}", self.name);
         let _ = writeln!(out, "  file      {}", self.path.display());
+        match (&self.locked, &self.plugin) {
+            (Some(locked), _) => {
+                let _ = writeln!(out, "  source    {} (plugins.lock)", locked.reference);
+                let _ = writeln!(out, "  registry  {}", reference::registry_of(&locked.reference));
+                let _ = writeln!(out, "  digest    {}", locked.digest);
+            }
+            (None, Ok(plugin)) => {
+                let _ = writeln!(out, "  source    file");
+                let _ = writeln!(out, "  digest    sha256:{}", plugin.sha256);
+            }
+            (None, Err(_)) => {
+                let _ = writeln!(out, "  source    file");
+            }
+        }
         match &self.manifest {
+            Ok(_) if self.locked.is_some() && self.manifest_published => {
+                let _ = writeln!(
+                    out,
+                    "  manifest  published with the artifact (its {MANIFEST_MEDIA_TYPE} layer)"
+                );
+            }
+            Ok(_) if self.locked.is_some() => {
+                let _ = writeln!(out, "  manifest  none published with the artifact: nothing is granted");
+            }
             Ok((_, Some(path))) => {
                 let _ = writeln!(out, "  manifest  {}", path.display());
             }
@@ -468,7 +542,7 @@ fn render_cache(out: &mut String, manifest: &Manifest, key: &str) {
     }
 }
 
-fn render_grants(out: &mut String, manifest: &Manifest, limits: Option<&Limits>) {
+pub fn render_grants(out: &mut String, manifest: &Manifest, limits: Option<&Limits>) {
     let _ = writeln!(out, "\nGrants");
     if manifest.directories.is_empty() {
         let _ = writeln!(out, "  directories  none");

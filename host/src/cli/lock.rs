@@ -1,0 +1,251 @@
+//! `wasm-mcp add REF`, `update [NAME]` and `remove NAME`: the lockfile of a
+//! plugins directory, changed only with plugins that load. `add` and
+//! `update` resolve tags to digests (the only time tags are read), pull by
+//! digest into the store, and load each plugin as `serve` would before the
+//! lockfile names it; a server following the directory picks the change up.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+
+use wasm_mcp::config::Settings;
+use wasm_mcp::registry::lockfile::{Locked, Lockfile, check_name};
+use wasm_mcp::registry::{Registry, reference};
+use wasm_mcp::runtime::PluginRuntime;
+
+use super::check::render_grants;
+use super::registry_args::RegistryArgs;
+
+#[derive(Args)]
+pub struct AddArgs {
+    /// The plugin's reference: host[:port]/repository:tag (followed by `update`) or host[:port]/repository@sha256:DIGEST.
+    reference: String,
+    /// The plugin's name [default: the last part of the repository].
+    #[arg(long)]
+    name: Option<String>,
+    #[command(flatten)]
+    dir: PluginsDir,
+    #[command(flatten)]
+    registry: RegistryArgs,
+}
+
+#[derive(Args)]
+pub struct UpdateArgs {
+    /// The plugin to update [default: every plugin of the lockfile].
+    name: Option<String>,
+    /// Show what would change, and change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    #[command(flatten)]
+    dir: PluginsDir,
+    #[command(flatten)]
+    registry: RegistryArgs,
+}
+
+#[derive(Args)]
+pub struct RemoveArgs {
+    /// The plugin to remove from the lockfile.
+    name: String,
+    #[command(flatten)]
+    dir: PluginsDir,
+}
+
+#[derive(Args)]
+struct PluginsDir {
+    /// The plugins directory whose lockfile (plugins.lock) to change.
+    #[arg(long, default_value = "plugins", env = "WASM_MCP_PLUGINS")]
+    plugins: PathBuf,
+}
+
+impl PluginsDir {
+    /// The directory's lockfile (empty when it has none).
+    fn lockfile(&self) -> Result<Lockfile> {
+        if !self.plugins.is_dir() {
+            bail!(
+                "the plugins directory {} does not exist; create it or pass --plugins DIR",
+                self.plugins.display()
+            );
+        }
+        Lockfile::read(&self.plugins)
+    }
+}
+
+/// `add`: pins the plugin and says what it serves and is granted.
+pub async fn add(args: AddArgs) -> Result<()> {
+    let source = reference::parse(&args.reference)?;
+    let name = args.name.clone().unwrap_or_else(|| reference::default_name(&source));
+    check_name(&name)?;
+    let dir = &args.dir.plugins;
+    let mut lock = args.dir.lockfile()?;
+    let file = dir.join(format!("{name}.wasm"));
+    if file.exists() {
+        bail!(
+            "{} is already a plugin of {}: add this one under another name (--name NAME)",
+            file.display(),
+            dir.display()
+        );
+    }
+    if let Some(locked) = lock.plugins.get(&name) {
+        bail!(
+            "{name} is already in the lockfile (from {}): `wasm-mcp update {name}` follows its tag, \
+             `wasm-mcp remove {name}` frees the name, or add this one under another name (--name NAME)",
+            locked.reference
+        );
+    }
+    let (settings, registry, cache) = args.registry.open()?;
+    let (digest, _) = registry.client().await?.resolve(&source, registry.store()?).await?;
+    let locked = Locked {
+        reference: args.reference.clone(),
+        digest,
+        other: Default::default(),
+    };
+    let report = Checked::load(&settings, &registry, cache, dir, &name, &locked).await?;
+    lock.plugins.insert(name.clone(), locked.clone());
+    lock.write(dir)?;
+    print!("Added {name} from {}\n{}", locked.reference, report.summary);
+    println!("  lockfile  {}", Lockfile::path(dir).display());
+    Ok(())
+}
+
+/// `update`: each tag read again; what changes is shown, checked, then written.
+pub async fn update(args: UpdateArgs) -> Result<()> {
+    let dir = &args.dir.plugins;
+    let mut lock = args.dir.lockfile()?;
+    let names: Vec<String> = match &args.name {
+        Some(name) if !lock.plugins.contains_key(name) => bail!(
+            "{name} is not in the lockfile {} (it has: {})",
+            Lockfile::path(dir).display(),
+            names_of(&lock)
+        ),
+        Some(name) => vec![name.clone()],
+        None => lock.plugins.keys().cloned().collect(),
+    };
+    let (settings, registry, cache) = args.registry.open()?;
+    let mut changes = Vec::new();
+    for name in names {
+        let locked = &lock.plugins[&name];
+        let source = reference::parse(&locked.reference)?;
+        if source.tag().is_none() {
+            println!("{name}: {} is pinned by digest; unchanged", locked.reference);
+            continue;
+        }
+        let (digest, _) = registry.client().await?.resolve(&source, registry.store()?).await?;
+        if digest == locked.digest {
+            println!("{name}: {} still names {digest}; unchanged", locked.reference);
+            continue;
+        }
+        println!("{name}: {}\n  {} -> {digest}", locked.reference, locked.digest);
+        let updated = Locked {
+            digest,
+            ..locked.clone()
+        };
+        if !args.dry_run {
+            let report = Checked::load(&settings, &registry, cache.clone(), dir, &name, &updated).await?;
+            print!("{}", report.summary);
+        }
+        changes.push((name, updated));
+    }
+    if changes.is_empty() {
+        println!("nothing to update");
+    } else if args.dry_run {
+        println!("{} plugin(s) would change; nothing written (--dry-run)", changes.len());
+    } else {
+        let count = changes.len();
+        lock.plugins.extend(changes);
+        lock.write(dir)?;
+        println!("{count} plugin(s) updated in {}", Lockfile::path(dir).display());
+    }
+    Ok(())
+}
+
+/// `remove`: the entry goes from the lockfile (the store keeps its content).
+pub fn remove(args: RemoveArgs) -> Result<()> {
+    let dir = &args.dir.plugins;
+    let mut lock = args.dir.lockfile()?;
+    let Some(locked) = lock.plugins.remove(&args.name) else {
+        bail!(
+            "{} is not in the lockfile {} (it has: {})",
+            args.name,
+            Lockfile::path(dir).display(),
+            names_of(&lock)
+        );
+    };
+    lock.write(dir)?;
+    println!(
+        "removed {} ({}@{}) from {}",
+        args.name,
+        locked.reference,
+        locked.digest,
+        Lockfile::path(dir).display()
+    );
+    Ok(())
+}
+
+fn names_of(lock: &Lockfile) -> String {
+    if lock.plugins.is_empty() {
+        return "none".to_owned();
+    }
+    lock.plugins.keys().cloned().collect::<Vec<_>>().join(", ")
+}
+
+/// A locked plugin pulled and loaded as `serve` would, and what it serves.
+struct Checked {
+    summary: String,
+}
+
+impl Checked {
+    /// Pulls `locked` into the store and loads it as plugin `name` of `dir`
+    /// (compiled into the cache `serve` reads); the error says why it does not load.
+    async fn load(
+        settings: &Settings,
+        registry: &Registry,
+        cache: Option<PathBuf>,
+        dir: &Path,
+        name: &str,
+        locked: &Locked,
+    ) -> Result<Checked> {
+        let pulled = registry.pull(locked).await?;
+        let manifest = pulled.parsed_manifest(name, dir, &locked.reference)?;
+        let has_manifest = pulled.manifest.is_some();
+        let runtime = PluginRuntime::new(settings, cache)?;
+        let plugin = runtime
+            .load_component(name, &pulled.wasm_path, pulled.wasm, manifest)
+            .await
+            .with_context(|| {
+                format!(
+                    "{}@{} does not load; the lockfile is unchanged",
+                    locked.reference, locked.digest
+                )
+            })?;
+        let mut summary = String::new();
+        let _ = writeln!(summary, "  digest    {}", locked.digest);
+        let _ = writeln!(summary, "  registry  {}", reference::registry_of(&locked.reference));
+        let tools: Vec<&str> = plugin.listing.tools.iter().map(|t| t.name.as_str()).collect();
+        let _ = writeln!(
+            summary,
+            "  serves    {} tool(s){}, {} resource(s), {} template(s), {} prompt(s)",
+            tools.len(),
+            if tools.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", tools.join(", "))
+            },
+            plugin.listing.resources.len(),
+            plugin.listing.templates.len(),
+            plugin.listing.prompts.len()
+        );
+        if has_manifest {
+            let _ = writeln!(summary, "  manifest  published with it; it asks for:");
+            let mut grants = String::new();
+            render_grants(&mut grants, &plugin.manifest, Some(&plugin.limits));
+            for line in grants.lines().skip_while(|l| l.trim().is_empty() || *l == "Grants") {
+                let _ = writeln!(summary, "  {line}");
+            }
+        } else {
+            let _ = writeln!(summary, "  manifest  none published: it is granted nothing");
+        }
+        Ok(Checked { summary })
+    }
+}

@@ -1,0 +1,149 @@
+//! Plugins from OCI registries: references ([`reference`]), the lockfile that
+//! pins each by digest ([`lockfile`]), the content-addressed store in the
+//! cache directory ([`store`]), the artifact layout ([`artifact`]), the
+//! credentials ([`credentials`]) and the client ([`client`]).
+//!
+//! [`Registry`] is what the server and the commands use: a locked plugin's
+//! component and manifest, from the store when it holds them (checked
+//! against their digests), else pulled by digest (never by tag) and stored.
+//! The client is made on first use: a server with no lockfile never makes one.
+
+pub mod artifact;
+pub mod client;
+pub mod credentials;
+pub mod lockfile;
+pub mod reference;
+pub mod store;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use tokio::sync::OnceCell;
+
+use crate::manifest::Manifest;
+use crate::settings::RegistryValues;
+use artifact::Artifact;
+use client::RegistryClient;
+use lockfile::Locked;
+use store::Store;
+
+/// A locked plugin as the store holds it, checked: ready to load.
+pub struct Pulled {
+    /// Where its component is in the store.
+    pub wasm_path: PathBuf,
+    /// Its component's bytes.
+    pub wasm: Vec<u8>,
+    /// The text of its manifest layer, if it has one.
+    pub manifest: Option<String>,
+}
+
+impl Pulled {
+    /// The manifest it was published with (none: no grants), read as the
+    /// manifest of plugin `name` in the plugins directory `dir` (relative
+    /// grant paths are taken from there); `reference` names it in errors.
+    pub fn parsed_manifest(&self, name: &str, dir: &Path, reference: &str) -> Result<Manifest> {
+        match &self.manifest {
+            Some(text) => Manifest::parse(text, &dir.join(format!("{name}.toml")))
+                .with_context(|| format!("the manifest published with {reference}")),
+            None => Ok(Manifest::default()),
+        }
+    }
+}
+
+/// The store and, once needed, the client.
+pub struct Registry {
+    settings: RegistryValues,
+    store: Option<Store>,
+    client: OnceCell<RegistryClient>,
+}
+
+impl Registry {
+    /// A registry front with `settings`, storing under the cache directory
+    /// `cache` (none: pulls are refused, saying why).
+    pub fn new(settings: &RegistryValues, cache: Option<PathBuf>) -> Self {
+        Self {
+            settings: settings.clone(),
+            store: cache.as_deref().map(Store::in_cache),
+            client: OnceCell::new(),
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> Result<&Store> {
+        self.store.as_ref().context(
+            "there is no cache directory to keep pulled plugins in: set --cache-dir (or cache_dir under [server]), or HOME",
+        )
+    }
+
+    /// The client, made on first use.
+    pub async fn client(&self) -> Result<&RegistryClient> {
+        self.client
+            .get_or_try_init(|| async { RegistryClient::new(&self.settings) })
+            .await
+    }
+
+    /// The plugin `locked` pins, from the store, or `None` when the store
+    /// lacks part of it (an entry that no longer matches its digest is
+    /// removed, and so lacking).
+    pub fn open(&self, locked: &Locked) -> Result<Option<Pulled>> {
+        let store = self.store()?;
+        let Some(json) = store.read(&locked.digest)? else {
+            return Ok(None);
+        };
+        let artifact =
+            Artifact::read(&json).map_err(|e| anyhow::anyhow!("{} is not a plugin: {e:#}", locked.reference))?;
+        let Some(wasm) = store.read(&artifact.wasm.digest)? else {
+            return Ok(None);
+        };
+        let manifest = match &artifact.manifest {
+            Some(layer) => match store.read(&layer.digest)? {
+                Some(bytes) => Some(
+                    String::from_utf8(bytes)
+                        .map_err(|_| anyhow::anyhow!("the manifest layer of {} is not UTF-8 text", locked.reference))?,
+                ),
+                None => return Ok(None),
+            },
+            None => None,
+        };
+        Ok(Some(Pulled {
+            wasm_path: store.path(&artifact.wasm.digest),
+            wasm,
+            manifest,
+        }))
+    }
+
+    /// The plugin `locked` pins: from the store, else pulled by its digest.
+    pub async fn pull(&self, locked: &Locked) -> Result<Pulled> {
+        if let Some(pulled) = self.open(locked)? {
+            return Ok(pulled);
+        }
+        let reference = reference::parse(&locked.reference)?;
+        let store = self.store()?;
+        self.client().await?.fetch(&reference, &locked.digest, store).await?;
+        self.open(locked)?.with_context(|| {
+            format!(
+                "{}@{}: pulled, but the store does not hold it whole (is the cache directory shared and being pruned?)",
+                locked.reference, locked.digest
+            )
+        })
+    }
+
+    /// Each of `plugins`, pulled as [`Registry::pull`] does, at most
+    /// `concurrent_pulls` at once; what went wrong for each that failed.
+    pub async fn pull_all(&self, plugins: Vec<(String, Locked)>) -> BTreeMap<String, Result<Pulled>> {
+        let turns = tokio::sync::Semaphore::new(self.settings.concurrent_pulls);
+        let pulls = plugins.into_iter().map(|(name, locked)| {
+            let turns = &turns;
+            async move {
+                let _turn = turns.acquire().await;
+                let pulled = self
+                    .pull(&locked)
+                    .await
+                    .with_context(|| format!("cannot pull {}@{}", locked.reference, locked.digest));
+                (name, pulled)
+            }
+        });
+        futures_util::future::join_all(pulls).await.into_iter().collect()
+    }
+}

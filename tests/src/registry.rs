@@ -1,0 +1,170 @@
+//! A real OCI registry for the tests and the benchmarks: Debian's
+//! `docker-registry` (distribution 2.8, `make registry-deps` installs it)
+//! on a free loopback port, serving HTTPS with a certificate of a test CA
+//! and asking for a password (htpasswd, bcrypt by `htpasswd` of
+//! apache2-utils). Its storage is a temporary directory the tests may reach
+//! into (to tamper with a blob). It is stopped when dropped.
+
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use crate::https::TestCa;
+use crate::wait::{poll, timeout};
+
+/// The user the registry lets in, and its password.
+pub const USER: &str = "tester";
+pub const PASSWORD: &str = "s3cret-for-tests";
+
+/// A running registry; stopped when dropped.
+pub struct TestRegistry {
+    /// `127.0.0.1:PORT`.
+    pub addr: String,
+    dir: tempfile::TempDir,
+    process: Option<Child>,
+}
+
+impl TestRegistry {
+    /// Starts a registry on a free loopback port, over HTTPS and asking
+    /// for a password, ready to answer.
+    pub fn start() -> Self {
+        Self::start_with(true)
+    }
+
+    /// Starts a registry on a free loopback port over plain HTTP, open to anyone.
+    pub fn start_plain() -> Self {
+        Self::start_with(false)
+    }
+
+    fn start_with(secure: bool) -> Self {
+        let dir = tempfile::Builder::new().prefix("wasm-mcp-registry-").tempdir().unwrap();
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let addr = format!("127.0.0.1:{port}");
+        let ca = TestCa::new();
+        std::fs::write(dir.path().join("ca.pem"), ca.pem()).unwrap();
+        ca.server_cert(&["127.0.0.1", "localhost"])
+            .write_pem(&dir.path().join("server.pem"), &dir.path().join("server.key"));
+        let htpasswd = Command::new("htpasswd")
+            .args(["-Bbn", USER, PASSWORD])
+            .output()
+            .expect("htpasswd (apache2-utils) is installed: run `make registry-deps`");
+        assert!(
+            htpasswd.status.success(),
+            "htpasswd: {}",
+            String::from_utf8_lossy(&htpasswd.stderr)
+        );
+        std::fs::write(dir.path().join("htpasswd"), &htpasswd.stdout).unwrap();
+        let d = dir.path().display();
+        let mut config = format!(
+            "version: 0.1\nlog:\n  level: warn\n  accesslog:\n    disabled: true\n\
+             storage:\n  filesystem:\n    rootdirectory: {d}/data\n  delete:\n    enabled: true\n\
+             http:\n  addr: {addr}\n  secret: not-a-secret\n"
+        );
+        if secure {
+            config.push_str(&format!(
+                "  tls:\n    certificate: {d}/server.pem\n    key: {d}/server.key\n\
+                 auth:\n  htpasswd:\n    realm: wasm-mcp-tests\n    path: {d}/htpasswd\n"
+            ));
+        }
+        std::fs::write(dir.path().join("config.yml"), config).unwrap();
+        // The credentials, as `docker login` writes them.
+        let auth = format!(r#"{{"auths": {{"{addr}": {{"username": "{USER}", "password": "{PASSWORD}"}}}}}}"#);
+        std::fs::write(dir.path().join("auth.json"), auth).unwrap();
+        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        let mut registry = TestRegistry {
+            addr,
+            dir,
+            process: None,
+        };
+        registry.run();
+        registry
+    }
+
+    /// Starts the registry process (again, after [`TestRegistry::stop`]) and
+    /// waits until it accepts connections.
+    pub fn run(&mut self) {
+        let child = Command::new("docker-registry")
+            .arg("serve")
+            .arg(self.dir.path().join("config.yml"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("docker-registry is installed: run `make registry-deps`");
+        self.process = Some(child);
+        let up = poll(timeout(), || TcpStream::connect(&self.addr).ok().map(|_| ()));
+        assert!(up.is_some(), "the registry did not start listening on {}", self.addr);
+    }
+
+    /// Stops the registry (its storage stays).
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.process.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        // Until the port is closed.
+        poll(Duration::from_secs(10), || {
+            TcpStream::connect(&self.addr).err().map(|_| ())
+        });
+    }
+
+    /// `127.0.0.1:PORT/PATH` (a repository and a tag or digest).
+    pub fn reference(&self, path: &str) -> String {
+        format!("{}/{path}", self.addr)
+    }
+
+    /// The CA certificate the registry's HTTPS is signed by.
+    pub fn ca_file(&self) -> PathBuf {
+        self.dir.path().join("ca.pem")
+    }
+
+    /// An auth file (containers' auth.json format) with the registry's credentials.
+    pub fn auth_file(&self) -> PathBuf {
+        self.dir.path().join("auth.json")
+    }
+
+    /// Where the registry keeps the blob `digest` (`sha256:…`).
+    pub fn blob_path(&self, digest: &str) -> PathBuf {
+        let hex = digest.trim_start_matches("sha256:");
+        self.dir
+            .path()
+            .join("data/docker/registry/v2/blobs/sha256")
+            .join(&hex[..2])
+            .join(hex)
+            .join("data")
+    }
+
+    /// `wasm-mcp ARGS…` set up for this registry: its CA and credentials,
+    /// and nothing from this machine's own auth files (HOME is a directory
+    /// of its own).
+    pub fn wasm_mcp(&self, cache: &Path) -> Command {
+        let mut command = Command::new(crate::paths::binary());
+        self.configure(&mut command, cache);
+        command
+    }
+
+    /// Sets up `command` (a `wasm-mcp` command) for this registry, with the
+    /// store and compiled code in `cache`.
+    pub fn configure(&self, command: &mut Command, cache: &Path) {
+        let home = self.dir.path().join("home");
+        command
+            .env("WASM_MCP_REGISTRY_CA_FILE", self.ca_file())
+            .env("REGISTRY_AUTH_FILE", self.auth_file())
+            .env("WASM_MCP_CACHE_DIR", cache)
+            .env("HOME", &home)
+            .env("DOCKER_CONFIG", home.join(".docker"))
+            .env_remove("XDG_RUNTIME_DIR")
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("WASM_MCP_REGISTRY_USERNAME")
+            .env_remove("WASM_MCP_REGISTRY_PASSWORD");
+    }
+}
+
+impl Drop for TestRegistry {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.process.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}

@@ -99,28 +99,34 @@ fn mismatch(message: String) -> RpcError {
     RpcError::new(HEADER_MISMATCH, format!("Header mismatch: {message}"))
 }
 
-/// Checks the headers that mirror the request's body. What the body lacks is
-/// left to the request's own checks (a missing `_meta` is -32602, not a mismatch).
+/// Checks the headers that mirror the request's body. A header that says
+/// 2026-07-28 needs the body's `_meta` to say so too; otherwise what the body
+/// lacks is left to the request's own checks (a `_meta` without client
+/// capabilities is -32602, not a mismatch).
 fn check_headers(
     headers: &HeaderMap,
     method: &str,
     params: &Value,
     tool_schema: Option<&Value>,
 ) -> Result<(), RpcError> {
-    if let Some(version) = params
+    let body_version = params
         .pointer("/_meta")
         .and_then(|m| m.get(PROTOCOL_VERSION))
-        .and_then(Value::as_str)
-    {
-        match header_text(headers, &PROTOCOL_VERSION_HEADER) {
-            None => return Err(mismatch("the MCP-Protocol-Version header is required".into())),
-            Some(header) if header != version => {
-                return Err(mismatch(format!(
-                    "MCP-Protocol-Version header value {header:?} does not match the body's {version:?}"
-                )));
-            }
-            Some(_) => {}
+        .and_then(Value::as_str);
+    match (header_text(headers, &PROTOCOL_VERSION_HEADER), body_version) {
+        (None, Some(_)) => return Err(mismatch("the MCP-Protocol-Version header is required".into())),
+        (Some(header), Some(version)) if header != version => {
+            return Err(mismatch(format!(
+                "MCP-Protocol-Version header value {header:?} does not match the body's {version:?}"
+            )));
         }
+        (Some(header), None) if header == modern::MODERN_VERSION => {
+            return Err(mismatch(format!(
+                "the MCP-Protocol-Version header says {header:?} but the body carries no \"{PROTOCOL_VERSION}\" \
+                 in \"params._meta\"; send the same version in both"
+            )));
+        }
+        _ => {}
     }
     match header_text(headers, &METHOD_HEADER) {
         None => return Err(mismatch("the Mcp-Method header is required".into())),
@@ -224,7 +230,12 @@ pub async fn post(app: &App, headers: &HeaderMap, message: Incoming, credential:
         // HTTP (a request is cancelled by closing its stream).
         return StatusCode::ACCEPTED.into_response();
     };
-    let catalog = (method == "tools/call").then(|| app.sessions.hub().catalog());
+    // The `Mcp-Param-*` headers follow the tool's input schema: wait for the
+    // plugins present at start, as the call itself would.
+    let catalog = match method.as_str() {
+        "tools/call" => Some(app.sessions.hub().loaded_catalog().await),
+        _ => None,
+    };
     let tool_schema = catalog.as_ref().and_then(|catalog| {
         let tool = catalog.tools.get(params.get("name")?.as_str()?)?;
         tool.listed.get("inputSchema")
@@ -373,6 +384,18 @@ mod tests {
             ("mcp-name", "=?base64?!!?="),
         ]);
         assert!(check_headers(&bad_base64, "tools/call", &params, None).is_err());
+        let no_body_version = json!({ "name": "x" });
+        let header_only = headers(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "x"),
+        ]);
+        assert_eq!(
+            check_headers(&header_only, "tools/call", &no_body_version, None)
+                .unwrap_err()
+                .code,
+            HEADER_MISMATCH
+        );
         let other_version = headers(&[("mcp-protocol-version", "2025-11-25"), ("mcp-method", "tools/call")]);
         assert!(
             check_headers(&other_version, "tools/call", &params, None)

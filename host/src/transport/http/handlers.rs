@@ -20,7 +20,7 @@ use super::sessions::HttpSession;
 use super::sse::{self, Connect};
 use super::stateless;
 use super::streams::{Connection, STANDALONE, StreamError, event_id, parse_event_id};
-use crate::protocol::{Incoming, RequestId, SUPPORTED_PROTOCOL_VERSIONS};
+use crate::protocol::{Incoming, Method, RequestId, SUPPORTED_PROTOCOL_VERSIONS};
 use crate::settings;
 
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
@@ -184,12 +184,12 @@ pub async fn post(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -
     }
     check_version(&headers)?;
     match message {
-        Incoming::Request { ref id, ref method, .. } if method == "initialize" && session_id(&headers).is_none() => {
-            let id = id.clone();
+        Incoming::Request(ref envelope) if envelope.method == Method::Initialize && session_id(&headers).is_none() => {
+            let id = envelope.id.clone();
             initialize(&app, credential, &headers, message, &id).await
         }
-        Incoming::Request { ref id, .. } => {
-            let id = id.clone();
+        Incoming::Request(ref envelope) => {
+            let id = envelope.id.clone();
             let http_session = app.session(&headers, credential)?;
             request(&app, &http_session, &headers, message, &id).await
         }

@@ -2,16 +2,21 @@
 //! rebinding, then authentication (none, static bearer tokens, or OAuth
 //! access tokens, see [`super::oauth`]) giving the request's principal,
 //! and authorization: what a message asks for needs the scopes the
-//! manifests require of it. Every request passes here before anything else
-//! looks at it.
+//! manifests require of it. Every route but the public ones (health, the
+//! OAuth metadata, the status page) passes [`admit`], a layer of the router,
+//! before its handler runs.
 
 use std::net::IpAddr;
 use std::sync::Arc;
 
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode, Uri, header};
+use axum::middleware::Next;
+use axum::response::Response;
 use serde_json::Value;
 use subtle::ConstantTimeEq;
 
+use super::App;
 use super::error::HttpError;
 use super::oauth::{Refused, ResourceServer};
 use crate::catalog::Catalog;
@@ -26,6 +31,20 @@ const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 /// Sessions, tasks and request states remember it and serve only requests
 /// of the same principal.
 pub type Credential = Option<Principal>;
+
+/// Whom a request that passed the access layer acts for; its handler takes
+/// it from the request's extensions.
+#[derive(Debug, Clone)]
+pub struct Admitted(pub Credential);
+
+/// The access layer of every guarded route: checks the request's headers
+/// ([`Access::check`]) before its handler runs, and hands the handler whom
+/// it acts for ([`Admitted`]).
+pub async fn admit(State(app): State<Arc<App>>, mut request: Request, next: Next) -> Result<Response, HttpError> {
+    let credential = app.access.check(request.headers()).await?;
+    request.extensions_mut().insert(Admitted(credential));
+    Ok(next.run(request).await)
+}
 
 /// How requests authenticate.
 enum Authentication {

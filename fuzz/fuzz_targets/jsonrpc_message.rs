@@ -14,8 +14,9 @@ fn decode(message: &[u8]) {
     let sent: Option<Value> = serde_json::from_slice(message).ok();
     let sent_id = sent.as_ref().and_then(|m| m.get("id"));
     match Incoming::parse_bytes(message) {
-        Ok(Incoming::Request { id, params, .. }) => {
-            assert!(params.is_object());
+        Ok(Incoming::Request(envelope)) => {
+            let id = envelope.id;
+            assert!(envelope.params.is_object());
             assert_eq!(Some(&id.to_value()), sent_id, "a request id is echoed exactly");
             let answer = jsonrpc::response(&id, json!({}));
             assert_response(&answer, sent_id);

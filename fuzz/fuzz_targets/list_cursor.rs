@@ -9,8 +9,8 @@ use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
 use wasm_mcp::catalog::pagination::page;
-use wasm_mcp::protocol::RpcError;
 use wasm_mcp::protocol::jsonrpc::INVALID_PARAMS;
+use wasm_mcp::protocol::{Method, RpcError};
 use wasm_mcp::protocol::requests::{ListKind, Request};
 use wasm_mcp::tasks::{TaskSettings, TaskStore};
 
@@ -42,7 +42,7 @@ const KINDS: [(ListKind, &str, &str); 5] = [
 
 /// The page a list request with `params` asks for, as the session reads it.
 fn list_page(method: &str, entries: &BTreeMap<String, Value>, params: Value, size: usize) -> Result<Value, RpcError> {
-    match Request::parse(method, params)? {
+    match Request::parse(&Method::from_name(method), params)? {
         Request::List { kind, cursor } => page(kind, entries, cursor.as_deref(), size, None),
         other => panic!("{method} parsed as {other:?}"),
     }

@@ -110,7 +110,7 @@ struct Expected {
 impl Expected {
     fn note(&mut self, line: &[u8]) {
         match Incoming::parse_bytes(line) {
-            Ok(Incoming::Request { id, .. }) => self.answers.push(id.to_value()),
+            Ok(Incoming::Request(envelope)) => self.answers.push(envelope.id.to_value()),
             Ok(Incoming::Notification { method, params }) if method == "notifications/cancelled" => {
                 if let Some(id) = params.get("requestId").and_then(RequestId::from_value) {
                     self.cancelled.push(id.to_value());

@@ -776,3 +776,57 @@ fn over_http_a_modern_request_is_one_post_with_checked_headers() {
     let note = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 1 } });
     assert_eq!(post(&url, &note, &[]).status(), StatusCode::ACCEPTED);
 }
+
+#[test]
+fn a_protocol_version_header_the_body_does_not_carry_is_a_header_mismatch() {
+    let plugins = PluginDir::with(&["conformance"]);
+    let server = wasm_mcp_tests::http::HttpServer::start(plugins, &[]);
+    // The header says 2026-07-28; the body has no `_meta` at all, or one without the version.
+    let bare = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {} });
+    let without_version = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "test_simple_text", "arguments": {},
+        "_meta": { "io.modelcontextprotocol/clientCapabilities": {} },
+    }});
+    for body in [bare, without_version] {
+        let response = post(&server.url, &body, &[]);
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{body}");
+        let (code, message) = error_of(&messages(response)[0]);
+        assert_eq!(code, -32020, "{message}");
+        assert!(
+            message.contains("MCP-Protocol-Version") && message.contains("io.modelcontextprotocol/protocolVersion"),
+            "{message}"
+        );
+    }
+}
+
+#[test]
+fn parameter_headers_are_checked_while_the_plugins_still_load() {
+    // A plugin that takes seconds to load comes first in name order, so the
+    // catalog is still empty when the request arrives.
+    let plugins = PluginDir::with(&["conformance"]);
+    plugins.add_plugin_as("versioned-v1", "aaa-slow");
+    plugins.add_file("aaa-slow.toml", b"[env]\nVERSIONED_START_DELAY_MS = \"1500\"\n");
+    let mut command = serve_command(plugins.path());
+    command
+        .args(["--no-watch", "--no-cache", "--http", "127.0.0.1:0"])
+        .env("WASM_MCP_LOG", "info,wasm_mcp::transport::http=debug");
+    let server = wasm_mcp_tests::http::HttpServer::spawn(command, wasm_mcp_tests::process::Stderr::Captured);
+    assert!(
+        !server.stderr().contains("plugins directory loaded"),
+        "the request must arrive while the plugins load"
+    );
+    let m = meta(json!({}), None);
+    let region = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": with_meta(
+        json!({ "name": "test_header_param", "arguments": { "region": "eu-west", "query": "q" } }), &m) });
+    let missing = post(&server.url, &region, &[]);
+    assert_eq!(missing.status(), StatusCode::BAD_REQUEST);
+    let (code, message) = error_of(&messages(missing)[0]);
+    assert_eq!(code, -32020, "{message}");
+    assert!(message.contains("Mcp-Param-Region"), "{message}");
+    let mirrored = post(&server.url, &region, &[("Mcp-Param-Region", "eu-west")]);
+    assert_eq!(mirrored.status(), StatusCode::OK);
+    assert_eq!(
+        text_of(&result_as("CallToolResult", &messages(mirrored)[0])),
+        "Ran \"q\" in eu-west"
+    );
+}

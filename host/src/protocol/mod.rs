@@ -1,13 +1,17 @@
-//! The wire format: JSON-RPC 2.0 framing, MCP error codes, the requests a
-//! client may send (typed), protocol versions and log levels.
+//! The wire format: JSON-RPC 2.0 framing, MCP error codes, a request's
+//! envelope (read once) and its typed params, protocol versions and log levels.
 //!
 //! Nothing here knows about sessions, transports or plugins.
 
+pub mod envelope;
 pub mod jsonrpc;
+pub mod message;
 pub mod modern;
 pub mod requests;
 
-pub use jsonrpc::{Incoming, RequestId, RpcError};
+pub use envelope::{Envelope, Method};
+pub use jsonrpc::{RequestId, RpcError};
+pub use message::Incoming;
 
 use serde::{Deserialize, Serialize};
 

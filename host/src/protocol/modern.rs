@@ -1,8 +1,9 @@
 //! The 2026-07-28 revision (the "modern" era): a request carries everything it
 //! needs in its `_meta` (protocol version, client capabilities, client info,
 //! log level) and is served statelessly, without `initialize`; every result
-//! says its `resultType` and names the server. This module recognises such a
-//! request, reads its `_meta`, and holds the revision's error codes and keys.
+//! says its `resultType` and names the server. This module reads such a
+//! request's `_meta` (for [`super::envelope`], which recognises it) and holds
+//! the revision's error codes and keys.
 
 use serde_json::{Map, Value, json};
 
@@ -25,54 +26,11 @@ pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i32 = -32021;
 /// The request's protocol version is not one this server speaks.
 pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
 
-/// Methods that exist only in the modern revision.
-const MODERN_ONLY_METHODS: [&str; 2] = ["server/discover", "subscriptions/listen"];
-
-/// Every method a modern request may call. (`initialize`, `ping`,
-/// `logging/setLevel`, resource subscriptions, `tasks/result` and
-/// `tasks/list` belong to sessions opened by `initialize`.)
-const MODERN_METHODS: [&str; 13] = [
-    "server/discover",
-    "subscriptions/listen",
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "prompts/list",
-    "prompts/get",
-    "completion/complete",
-    "tasks/get",
-    "tasks/update",
-    "tasks/cancel",
-];
-
-/// Whether the modern revision has `method`; the error when it does not.
-pub fn check_method(method: &str) -> Result<(), RpcError> {
-    if MODERN_METHODS.contains(&method) {
-        return Ok(());
-    }
-    Err(RpcError::method_not_found(&format!(
-        "{method} (not part of the {MODERN_VERSION} revision: send \"initialize\" first to use it)"
-    )))
-}
-
 /// Every version a client may ask for, modern first.
 pub fn supported_versions() -> Vec<&'static str> {
     std::iter::once(MODERN_VERSION)
         .chain(SUPPORTED_PROTOCOL_VERSIONS)
         .collect()
-}
-
-/// Whether a request is modern: its `_meta` carries one of the revision's
-/// request keys, or its method exists only in this revision. Anything else
-/// belongs to a session opened by `initialize`.
-pub fn is_modern(method: &str, params: &Value) -> bool {
-    let meta = params.get("_meta");
-    MODERN_ONLY_METHODS.contains(&method)
-        || [PROTOCOL_VERSION, CLIENT_CAPABILITIES, CLIENT_INFO]
-            .iter()
-            .any(|key| meta.and_then(|m| m.get(*key)).is_some())
 }
 
 /// What a modern request says about itself in `_meta`.
@@ -233,18 +191,6 @@ mod tests {
 
     fn with_meta(meta: Value) -> Value {
         json!({ "_meta": meta })
-    }
-
-    #[test]
-    fn a_request_is_modern_by_its_meta_or_a_modern_only_method() {
-        assert!(is_modern(
-            "tools/list",
-            &with_meta(json!({ PROTOCOL_VERSION: MODERN_VERSION }))
-        ));
-        assert!(is_modern("tools/list", &with_meta(json!({ CLIENT_CAPABILITIES: {} }))));
-        assert!(is_modern("server/discover", &json!({})));
-        assert!(!is_modern("tools/list", &json!({})));
-        assert!(!is_modern("tools/call", &with_meta(json!({ "progressToken": 1 }))));
     }
 
     #[test]

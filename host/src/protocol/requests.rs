@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{LogLevel, RpcError};
+use super::{LogLevel, Method, RpcError};
 
 /// The lists a client pages through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,66 +157,6 @@ fn string_param(params: &Value, key: &str, method: &str) -> Result<String, RpcEr
     str_param(params, key, method).map(str::to_owned)
 }
 
-/// The request's progress token, if it gave a valid one (a string or an integer).
-pub fn progress_token(params: &Value) -> Option<Value> {
-    params
-        .pointer("/_meta/progressToken")
-        .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
-        .cloned()
-}
-
-/// Every method a client may call, as metrics and traces name it.
-const METHODS: [&str; 21] = [
-    "initialize",
-    "server/discover",
-    "subscriptions/listen",
-    "ping",
-    "logging/setLevel",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "tools/list",
-    "prompts/list",
-    "resources/list",
-    "resources/templates/list",
-    "tasks/list",
-    "tools/call",
-    "resources/read",
-    "prompts/get",
-    "completion/complete",
-    "tasks/get",
-    "tasks/result",
-    "tasks/cancel",
-    "tasks/update",
-    "other",
-];
-
-/// `method` if the server serves it, else `other`: a name that can label
-/// a metric without letting a client add names.
-pub fn known_method(method: &str) -> &'static str {
-    METHODS
-        .iter()
-        .find(|known| **known == method)
-        .copied()
-        .unwrap_or("other")
-}
-
-/// The W3C trace context a request carries in `_meta` (`traceparent`, and
-/// `tracestate` with it), in either revision.
-pub struct TraceContext {
-    pub traceparent: String,
-    pub tracestate: Option<String>,
-}
-
-impl TraceContext {
-    pub fn of(params: &Value) -> Option<TraceContext> {
-        let text = |key: &str| params.pointer(key).and_then(Value::as_str).map(str::to_owned);
-        Some(TraceContext {
-            traceparent: text("/_meta/traceparent")?,
-            tracestate: text("/_meta/tracestate"),
-        })
-    }
-}
-
 /// An object of strings (prompt arguments and the like); `what` names one in errors.
 fn string_map(value: Option<&Value>, what: &str) -> Result<Vec<(String, String)>, RpcError> {
     match value {
@@ -235,8 +175,9 @@ fn string_map(value: Option<&Value>, what: &str) -> Result<Vec<(String, String)>
 }
 
 impl Request {
-    /// Parses `method` with its `params`, taking what it keeps out of them.
-    pub fn parse(method: &str, mut params: Value) -> Result<Request, RpcError> {
+    /// Parses the params of `method`, taking what it keeps out of them.
+    pub fn parse(method: &Method, mut params: Value) -> Result<Request, RpcError> {
+        let name = method.name();
         let list = |kind| -> Result<Request, RpcError> {
             let cursor = match params.get("cursor") {
                 None | Some(Value::Null) => None,
@@ -245,18 +186,18 @@ impl Request {
             };
             Ok(Request::List { kind, cursor })
         };
-        let task_id = |params: &Value| string_param(params, "taskId", method);
+        let task_id = |params: &Value| string_param(params, "taskId", name);
         Ok(match method {
-            "initialize" => Request::Initialize {
-                protocol_version: string_param(&params, "protocolVersion", method)?,
+            Method::Initialize => Request::Initialize {
+                protocol_version: string_param(&params, "protocolVersion", name)?,
                 client_name: params
                     .pointer("/clientInfo/name")
                     .and_then(Value::as_str)
                     .map(str::to_owned),
                 capabilities: params.get_mut("capabilities").map(Value::take).unwrap_or(Value::Null),
             },
-            "server/discover" => Request::Discover,
-            "subscriptions/listen" => Request::Listen(
+            Method::Discover => Request::Discover,
+            Method::Listen => Request::Listen(
                 params
                     .get_mut("notifications")
                     .map(Value::take)
@@ -267,43 +208,43 @@ impl Request {
                         })
                     })?,
             ),
-            "ping" => Request::Ping,
-            "logging/setLevel" => Request::SetLogLevel(
+            Method::Ping => Request::Ping,
+            Method::SetLogLevel => Request::SetLogLevel(
                 params
                     .get("level")
                     .and_then(|l| serde_json::from_value(l.clone()).ok())
                     .ok_or_else(|| RpcError::invalid_params("logging/setLevel needs \"level\": one of debug, info, notice, warning, error, critical, alert, emergency"))?,
             ),
-            "resources/subscribe" => Request::Subscribe {
-                uri: string_param(&params, "uri", method)?,
+            Method::Subscribe => Request::Subscribe {
+                uri: string_param(&params, "uri", name)?,
             },
-            "resources/unsubscribe" => Request::Unsubscribe {
-                uri: string_param(&params, "uri", method)?,
+            Method::Unsubscribe => Request::Unsubscribe {
+                uri: string_param(&params, "uri", name)?,
             },
-            "tools/list" => list(ListKind::Tools)?,
-            "prompts/list" => list(ListKind::Prompts)?,
-            "resources/list" => list(ListKind::Resources)?,
-            "resources/templates/list" => list(ListKind::Templates)?,
-            "tasks/list" => list(ListKind::Tasks)?,
-            "tools/call" => Request::CallTool(CallTool::parse(&mut params)?),
-            "resources/read" => Request::ReadResource {
-                uri: string_param(&params, "uri", method)?,
+            Method::ListTools => list(ListKind::Tools)?,
+            Method::ListPrompts => list(ListKind::Prompts)?,
+            Method::ListResources => list(ListKind::Resources)?,
+            Method::ListTemplates => list(ListKind::Templates)?,
+            Method::ListTasks => list(ListKind::Tasks)?,
+            Method::CallTool => Request::CallTool(CallTool::parse(&mut params)?),
+            Method::ReadResource => Request::ReadResource {
+                uri: string_param(&params, "uri", name)?,
             },
-            "prompts/get" => Request::GetPrompt {
-                name: string_param(&params, "name", method)?,
+            Method::GetPrompt => Request::GetPrompt {
+                name: string_param(&params, "name", name)?,
                 arguments: string_map(params.get("arguments"), "prompt argument")?,
             },
-            "completion/complete" => Request::Complete(Complete::parse(&params)?),
-            "tasks/get" => Request::GetTask {
+            Method::Complete => Request::Complete(Complete::parse(&params)?),
+            Method::GetTask => Request::GetTask {
                 task_id: task_id(&params)?,
             },
-            "tasks/result" => Request::TaskResult {
+            Method::TaskResult => Request::TaskResult {
                 task_id: task_id(&params)?,
             },
-            "tasks/cancel" => Request::CancelTask {
+            Method::CancelTask => Request::CancelTask {
                 task_id: task_id(&params)?,
             },
-            "tasks/update" => Request::UpdateTask {
+            Method::UpdateTask => Request::UpdateTask {
                 task_id: task_id(&params)?,
                 responses: match params.get_mut("inputResponses").map(Value::take) {
                     None | Some(Value::Null) => Map::new(),
@@ -315,7 +256,7 @@ impl Request {
                     }
                 },
             },
-            other => return Err(RpcError::method_not_found(other)),
+            Method::Unknown(other) => return Err(RpcError::method_not_found(other)),
         })
     }
 }
@@ -406,16 +347,15 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn the_known_methods_are_the_served_ones() {
-        for method in METHODS.iter().filter(|m| **m != "other") {
+    fn every_served_method_parses_and_an_unknown_one_is_not_found() {
+        for method in Method::SERVED {
             let parsed = Request::parse(method, json!({}));
             assert!(
                 !matches!(&parsed, Err(error) if error.code == METHOD_NOT_FOUND),
-                "{method} is known but not served"
+                "{method:?} is known but not served"
             );
-            assert_eq!(known_method(method), *method);
         }
-        assert!(matches!(Request::parse("made/up", json!({})), Err(e) if e.code == METHOD_NOT_FOUND));
-        assert_eq!(known_method("made/up"), "other");
+        let unknown = Request::parse(&Method::from_name("made/up"), json!({}));
+        assert!(matches!(unknown, Err(e) if e.code == METHOD_NOT_FOUND));
     }
 }

@@ -35,10 +35,11 @@ pub use hub::Hub;
 use crate::call::BoxFuture;
 use crate::metrics::METRICS;
 use crate::principal::Principal;
+use crate::protocol::envelope::{ModernFields, Revision};
 use crate::protocol::jsonrpc::{self, INVALID_REQUEST, SERVER_ERROR};
-use crate::protocol::modern::{self, RequestMeta};
-use crate::protocol::requests::{Notification, Request, TraceContext};
-use crate::protocol::{Incoming, LogLevel, RequestId, RpcError};
+use crate::protocol::modern;
+use crate::protocol::requests::{Notification, Request};
+use crate::protocol::{Envelope, Incoming, LogLevel, Method, RequestId, RpcError};
 use crate::settings;
 use crate::tasks::{Task, TaskSettings, TaskStore};
 use capabilities::ClientCapabilities;
@@ -214,7 +215,7 @@ impl Session {
     /// concurrently; their answers are sent when they finish.
     pub fn handle(self: &Arc<Self>, message: Incoming) {
         match message {
-            Incoming::Request { id, method, params } => self.handle_request(id, method, params, None),
+            Incoming::Request(envelope) => self.handle_request(*envelope, None),
             Incoming::Notification { method, params } => {
                 self.handle_notification(Notification::parse(&method, &params))
             }
@@ -232,53 +233,51 @@ impl Session {
     /// idempotent). Nothing is answered to anyone: the task is the answer.
     pub(super) fn run_again(self: &Arc<Self>, task: Arc<Task>, params: Value) {
         let id = RequestId::from_value(&json!(format!("again-{}", task.id))).expect("a string id");
-        self.handle_request(id, "tools/call".into(), params, Some(task));
+        self.handle_request(Envelope::read(id, Method::CallTool.name(), params), Some(task));
     }
 
-    /// Serves request `id`; `resumes`: the task a call made again continues.
-    fn handle_request(self: &Arc<Self>, id: RequestId, method: String, params: Value, resumes: Option<Arc<Task>>) {
+    /// Serves a request; `resumes`: the task a call made again continues.
+    fn handle_request(self: &Arc<Self>, envelope: Envelope, resumes: Option<Arc<Task>>) {
         // Every answer, errors included, belongs to its request (over HTTP,
         // on the stream of the POST that carried it).
-        let mut params = params;
-        let mut served = Served::new(&method, &params);
-        let (era, conversation) = if modern::is_modern(&method, &params) {
-            let meta = match modern::check_method(&method).and_then(|()| RequestMeta::parse(&params)) {
-                Ok(meta) => meta,
-                Err(error) => return self.refuse(&id, &served, error),
-            };
-            let conversation = if mrtr::asks_client(&method) {
-                let opened = mrtr::open(
-                    &self.hub.sealer,
-                    &self.hub.suspended,
-                    self,
-                    &id,
-                    &method,
-                    &mut params,
-                    &meta,
-                );
-                match opened {
-                    Ok(conversation) => Some(conversation),
+        let Envelope {
+            id,
+            method,
+            revision,
+            target,
+            progress_token,
+            trace,
+            params,
+            ..
+        } = envelope;
+        let mut served = Served::new(&method, target.as_deref());
+        let (era, conversation) = match revision {
+            Revision::Modern(fields) => {
+                let ModernFields { meta, round_trip } = match fields {
+                    Ok(fields) => *fields,
                     Err(error) => return self.refuse(&id, &served, error),
+                };
+                let conversation = match round_trip {
+                    Some(round_trip) => match mrtr::open(self, &id, &method, &params, round_trip, &meta) {
+                        Ok(conversation) => Some(conversation),
+                        Err(error) => return self.refuse(&id, &served, error),
+                    },
+                    None => None,
+                };
+                let exchange = conversation
+                    .as_ref()
+                    .map(|conversation| conversation.exchange().clone());
+                if let (Some(exchange), Some(task)) = (&exchange, resumes) {
+                    exchange.resume(task);
                 }
-            } else {
-                None
-            };
-            let exchange = conversation
-                .as_ref()
-                .map(|conversation| conversation.exchange().clone());
-            if let (Some(exchange), Some(task)) = (&exchange, resumes) {
-                exchange.resume(task);
+                (Era::Modern(Arc::new(ModernRequest { meta, exchange })), conversation)
             }
-            (Era::Modern(Arc::new(ModernRequest { meta, exchange })), conversation)
-        } else {
-            (Era::Legacy, None)
+            Revision::Legacy => (Era::Legacy, None),
         };
         if let Err(error) = self.admit(&method, &era) {
             return self.answer(&id, &era, &served, Err(error));
         }
-        let progress_token = crate::protocol::requests::progress_token(&params);
-        let trace = TraceContext::of(&params);
-        served.trace(&id, self.version_of(&era), &params, trace.as_ref());
+        served.trace(&id, self.version_of(&era), trace.as_ref());
         let request = match Request::parse(&method, params) {
             Ok(request) => request,
             Err(error) => return self.answer(&id, &era, &served, Err(error)),
@@ -318,7 +317,7 @@ impl Session {
                     Era::Legacy => None,
                 };
                 tracing::info_span!(
-                    "request", %id, method, traceparent = trace.traceparent.as_str(),
+                    "request", %id, method = method.name(), traceparent = trace.traceparent.as_str(),
                     tracestate = trace.tracestate.as_deref(), client
                 )
             })
@@ -352,10 +351,10 @@ impl Session {
                         &id,
                         Err(RpcError::new(
                             SERVER_ERROR,
-                            format!("\"{method}\" was stopped before it finished: {why}"),
+                            format!("\"{}\" was stopped before it finished: {why}", method.name()),
                         )),
                     ),
-                    None => tracing::debug!(%id, method, "request cancelled; no response sent"),
+                    None => tracing::debug!(%id, method = method.name(), "request cancelled; no response sent"),
                 },
             }
         };
@@ -392,22 +391,22 @@ impl Session {
     /// Whether `method` may be served now: in a session, only initialize
     /// (and ping) before initialize; while closing, only what helps the
     /// client collect running work.
-    fn admit(&self, method: &str, era: &Era) -> Result<(), RpcError> {
+    fn admit(&self, method: &Method, era: &Era) -> Result<(), RpcError> {
         let phase = self.state.lock().unwrap().phase;
+        let method_name = method.name();
         if matches!(era, Era::Legacy)
             && phase == Phase::AwaitingInitialize
-            && method != "initialize"
-            && method != "ping"
+            && !matches!(method, Method::Initialize | Method::Ping)
         {
             return Err(RpcError::new(
                 INVALID_REQUEST,
-                format!("Server not initialized: send \"initialize\" before \"{method}\""),
+                format!("Server not initialized: send \"initialize\" before \"{method_name}\""),
             ));
         }
-        if self.closing.load(Ordering::Acquire) && method != "ping" && !method.starts_with("tasks/") {
+        if self.closing.load(Ordering::Acquire) && *method != Method::Ping && !method_name.starts_with("tasks/") {
             return Err(RpcError::new(
                 SERVER_ERROR,
-                format!("The server is shutting down and accepts no new requests (\"{method}\" refused)"),
+                format!("The server is shutting down and accepts no new requests (\"{method_name}\" refused)"),
             ));
         }
         Ok(())

@@ -28,16 +28,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::Session;
 use super::capabilities::ClientCapabilities;
-use super::request_state::{Sealer, request_digest};
+use super::request_state::request_digest;
 use crate::call::{BoxFuture, ClientRequestError, Question};
+use crate::protocol::envelope::RoundTrip;
 use crate::protocol::modern::{self, RequestMeta};
-use crate::protocol::{RequestId, RpcError};
+use crate::protocol::{Method, RequestId, RpcError};
 use crate::tasks::Task;
-
-/// The methods whose plugin calls may ask the client something.
-pub fn asks_client(method: &str) -> bool {
-    matches!(method, "tools/call" | "prompts/get" | "resources/read")
-}
 
 /// A modern request: its `_meta`, and for a request that may ask the
 /// client, the exchange its plugin call asks through.
@@ -282,41 +278,28 @@ impl Conversation {
     }
 }
 
-/// Reads a modern request's round-trip fields (taking them out of
-/// `params`) and finds how to serve it.
+/// Finds how to serve a modern request that may ask the client, from its
+/// round-trip fields: the call suspended here that it retries, or a new
+/// call (a first round, or a replay of the answers it brings).
 pub fn open(
-    sealer: &Sealer,
-    suspended_calls: &SuspendedCalls,
     session: &Arc<Session>,
     id: &RequestId,
-    method: &str,
-    params: &mut Value,
+    method: &Method,
+    params: &Value,
+    round_trip: RoundTrip,
     meta: &RequestMeta,
 ) -> Result<Conversation, RpcError> {
-    let request = request_digest(method, params);
-    let fields = params.as_object_mut();
-    let responses = match fields.as_ref().and_then(|fields| fields.get("inputResponses")) {
-        None => Map::new(),
-        Some(Value::Object(responses)) => responses.clone(),
-        Some(_) => {
-            return Err(RpcError::invalid_params(
-                "Invalid params: \"inputResponses\" must be an object of answers by the keys of \"inputRequests\"",
-            ));
-        }
-    };
-    let state = match fields.as_ref().and_then(|fields| fields.get("requestState")) {
+    let request = request_digest(method.name(), params);
+    let state = match &round_trip.request_state {
         None => None,
-        Some(Value::String(sealed)) => Some(sealer.open(sealed, &request, session.principal_id().as_deref())?),
-        Some(_) => {
-            return Err(RpcError::invalid_params(
-                "Invalid params: \"requestState\" must be the string the server sent, unchanged",
-            ));
-        }
+        Some(sealed) => Some(
+            session
+                .hub
+                .sealer
+                .open(sealed, &request, session.principal_id().as_deref())?,
+        ),
     };
-    if let Some(fields) = fields {
-        fields.remove("inputResponses");
-        fields.remove("requestState");
-    }
+    let responses = round_trip.input_responses;
     let mut answers = Map::new();
     let mut suspended = None;
     if let Some(state) = state {
@@ -324,7 +307,7 @@ pub fn open(
         suspended = state.suspended;
     }
     answers.extend(responses);
-    if let Some(waiting) = suspended.and_then(|key| suspended_calls.take(key, &request)) {
+    if let Some(waiting) = suspended.and_then(|key| session.hub.suspended.take(key, &request)) {
         waiting.exchange.take_answers(answers);
         *waiting.exchange.target.lock().unwrap() = Some((session.clone(), id.clone()));
         return Ok(Conversation::Resumed(waiting));

@@ -10,8 +10,8 @@ use tracing::Span;
 
 use super::Hub;
 use crate::metrics::{METRICS, Operation};
-use crate::protocol::requests::{TraceContext, known_method};
-use crate::protocol::{RequestId, RpcError};
+use crate::protocol::envelope::{Target, TraceContext};
+use crate::protocol::{Method, RequestId, RpcError};
 use crate::telemetry::{self, RequestSpan};
 
 /// A request being served.
@@ -20,37 +20,38 @@ pub(super) struct Served {
     /// The tool a `tools/call` names, as the client named it; a label only
     /// once the catalog is seen to have it (never a name only the client made up).
     tool: Option<String>,
+    /// The tool, prompt or resource it names, for its span.
+    target: Option<String>,
     started: Instant,
     /// The request's span, when traces are exported.
     span: Option<Span>,
 }
 
 impl Served {
-    pub fn new(method: &str, params: &Value) -> Self {
-        let method = known_method(method);
-        let tool = match method {
-            "tools/call" => params.get("name").and_then(Value::as_str).map(str::to_owned),
-            _ => None,
-        };
+    /// A request of `method`, naming `target` (see [`Method::target`]).
+    pub fn new(method: &Method, target: Option<&str>) -> Self {
+        let kind = method.target();
         Served {
-            method,
-            tool,
+            method: method.label(),
+            tool: target.filter(|_| kind == Some(Target::Tool)).map(str::to_owned),
+            target: target
+                .filter(|_| matches!(kind, Some(Target::Tool | Target::Prompt | Target::Resource)))
+                .map(str::to_owned),
             started: Instant::now(),
             span: None,
         }
     }
 
     /// Opens the request's span (when traces are exported), in protocol
-    /// `version`, under the client's `trace` context; `params` name its target.
-    pub fn trace(&mut self, id: &RequestId, version: &'static str, params: &Value, trace: Option<&TraceContext>) {
+    /// `version`, under the client's `trace` context.
+    pub fn trace(&mut self, id: &RequestId, version: &'static str, trace: Option<&TraceContext>) {
         if !telemetry::enabled() {
             return;
         }
         let id = id.to_string();
-        let target = params.get("name").or_else(|| params.get("uri")).and_then(Value::as_str);
         self.span = telemetry::request(RequestSpan {
             method: self.method,
-            target,
+            target: self.target.as_deref(),
             id: &id,
             version,
             traceparent: trace.map(|t| t.traceparent.as_str()),

@@ -118,19 +118,25 @@ pub async fn serve(hub: Arc<Hub>, config: HttpConfig) -> Result<()> {
         body_timeout: config.settings.body_timeout(),
         stopping: stopping.clone(),
     });
-    let router = Router::new()
+    // Every route here passes the access layer (host, origin, token) before
+    // its handler runs, which finds whom the request acts for in `Admitted`.
+    let guarded = Router::new()
         .route(
             ENDPOINT,
             post(handlers::post).get(handlers::get).delete(handlers::delete),
         )
+        .route("/metrics", get(health::metrics))
+        .route("/status.json", get(health::status))
+        .route_layer(axum::middleware::from_fn_with_state(app.clone(), access::admit));
+    // What anyone may read: health, the OAuth metadata a client needs
+    // before it has a token, and the status page (which holds no data).
+    let public = Router::new()
         .route(oauth::METADATA_PATH, get(oauth::metadata))
         .route(&format!("{}{ENDPOINT}", oauth::METADATA_PATH), get(oauth::metadata))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
-        .route("/metrics", get(health::metrics))
-        .route("/status", get(health::status_page))
-        .route("/status.json", get(health::status))
-        .with_state(app);
+        .route("/status", get(health::status_page));
+    let router = guarded.merge(public).with_state(app);
     tracing::info!("listening on http://{local}{ENDPOINT}");
     let mut connections = Connections::new(&config.settings);
     tokio::select! {

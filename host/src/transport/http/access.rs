@@ -2,22 +2,27 @@
 //! rebinding, then authentication (none, static bearer tokens, or OAuth
 //! access tokens, see [`super::oauth`]) giving the request's principal,
 //! and authorization: what a message asks for needs the scopes the
-//! manifests require of it. Every request passes here before anything else
-//! looks at it.
+//! manifests require of it. Every route but the public ones (health, the
+//! OAuth metadata, the status page) passes [`admit`], a layer of the router,
+//! before its handler runs.
 
 use std::net::IpAddr;
 use std::sync::Arc;
 
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode, Uri, header};
+use axum::middleware::Next;
+use axum::response::Response;
 use serde_json::Value;
 use subtle::ConstantTimeEq;
 
+use super::App;
 use super::error::HttpError;
 use super::oauth::{Refused, ResourceServer};
 use crate::catalog::Catalog;
 use crate::manifest::EntryKind;
 use crate::principal::Principal;
-use crate::protocol::Incoming;
+use crate::protocol::{Envelope, Incoming, Method};
 
 /// Host names that always mean this machine.
 const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
@@ -26,6 +31,20 @@ const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 /// Sessions, tasks and request states remember it and serve only requests
 /// of the same principal.
 pub type Credential = Option<Principal>;
+
+/// Whom a request that passed the access layer acts for; its handler takes
+/// it from the request's extensions.
+#[derive(Debug, Clone)]
+pub struct Admitted(pub Credential);
+
+/// The access layer of every guarded route: checks the request's headers
+/// ([`Access::check`]) before its handler runs, and hands the handler whom
+/// it acts for ([`Admitted`]).
+pub async fn admit(State(app): State<Arc<App>>, mut request: Request, next: Next) -> Result<Response, HttpError> {
+    let credential = app.access.check(request.headers()).await?;
+    request.extensions_mut().insert(Admitted(credential));
+    Ok(next.run(request).await)
+}
 
 /// How requests authenticate.
 enum Authentication {
@@ -76,19 +95,21 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 
 /// The catalog entries a message uses: the tool it calls, the prompt it
 /// gets or completes, the resources it reads, subscribes to or listens for.
-fn entries_used<'a>(method: &str, params: &'a Value) -> Vec<(EntryKind, &'a str)> {
+fn entries_used<'a>(envelope: &'a Envelope) -> Vec<(EntryKind, &'a str)> {
+    let params = &envelope.params;
     let text = |pointer: &str| params.pointer(pointer).and_then(Value::as_str);
-    let one = |kind, pointer| text(pointer).map(|name| (kind, name)).into_iter().collect();
-    match method {
-        "tools/call" => one(EntryKind::Tool, "/name"),
-        "prompts/get" => one(EntryKind::Prompt, "/name"),
-        "resources/read" | "resources/subscribe" => one(EntryKind::Resource, "/uri"),
-        "completion/complete" => match text("/ref/type") {
-            Some("ref/prompt") => one(EntryKind::Prompt, "/ref/name"),
-            Some("ref/resource") => one(EntryKind::Resource, "/ref/uri"),
+    let one = |kind, name: Option<&'a str>| name.map(|name| (kind, name)).into_iter().collect();
+    let target = envelope.target.as_deref();
+    match envelope.method {
+        Method::CallTool => one(EntryKind::Tool, target),
+        Method::GetPrompt => one(EntryKind::Prompt, target),
+        Method::ReadResource | Method::Subscribe => one(EntryKind::Resource, target),
+        Method::Complete => match text("/ref/type") {
+            Some("ref/prompt") => one(EntryKind::Prompt, text("/ref/name")),
+            Some("ref/resource") => one(EntryKind::Resource, text("/ref/uri")),
             _ => Vec::new(),
         },
-        "subscriptions/listen" => params
+        Method::Listen => params
             .pointer("/notifications/resourceSubscriptions")
             .and_then(Value::as_array)
             .into_iter()
@@ -166,11 +187,11 @@ impl Access {
         let (Some(oauth), Some(principal)) = (self.resource_server(), principal) else {
             return Ok(());
         };
-        let Incoming::Request { method, params, .. } = message else {
+        let Incoming::Request(envelope) = message else {
             return Ok(());
         };
         let mut needed = Vec::new();
-        for (kind, name) in entries_used(method, params) {
+        for (kind, name) in entries_used(envelope) {
             needed.extend(catalog.required_scopes(kind, name).unwrap_or_default());
         }
         if !principal.lacks(&needed) {
@@ -179,7 +200,7 @@ impl Access {
         needed.extend(oauth.required().iter().cloned());
         needed.sort();
         needed.dedup();
-        let description = format!("{method} needs the scopes {}", needed.join(" "));
+        let description = format!("{} needs the scopes {}", envelope.method.name(), needed.join(" "));
         Err(HttpError {
             challenge: Some(oauth.challenge(Some(("insufficient_scope", &description)), &needed)),
             ..HttpError::new(

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use std::error::Error as _;
 
+use axum::Extension;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
@@ -14,13 +15,13 @@ use tokio::time::Instant;
 
 use super::App;
 use super::accepts;
-use super::access::Credential;
+use super::access::{Admitted, Credential};
 use super::error::HttpError;
 use super::sessions::HttpSession;
 use super::sse::{self, Connect};
 use super::stateless;
 use super::streams::{Connection, STANDALONE, StreamError, event_id, parse_event_id};
-use crate::protocol::{Incoming, RequestId, SUPPORTED_PROTOCOL_VERSIONS};
+use crate::protocol::{Incoming, Method, RequestId, SUPPORTED_PROTOCOL_VERSIONS};
 use crate::settings;
 
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
@@ -154,8 +155,12 @@ impl App {
     }
 }
 
-pub async fn post(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -> Result<Response, HttpError> {
-    let credential = app.access.check(&headers).await?;
+pub async fn post(
+    State(app): State<Arc<App>>,
+    Extension(Admitted(credential)): Extension<Admitted>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, HttpError> {
     let body = app.read_body(body).await?;
     let json = headers
         .get(header::CONTENT_TYPE)
@@ -184,12 +189,12 @@ pub async fn post(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -
     }
     check_version(&headers)?;
     match message {
-        Incoming::Request { ref id, ref method, .. } if method == "initialize" && session_id(&headers).is_none() => {
-            let id = id.clone();
+        Incoming::Request(ref envelope) if envelope.method == Method::Initialize && session_id(&headers).is_none() => {
+            let id = envelope.id.clone();
             initialize(&app, credential, &headers, message, &id).await
         }
-        Incoming::Request { ref id, .. } => {
-            let id = id.clone();
+        Incoming::Request(ref envelope) => {
+            let id = envelope.id.clone();
             let http_session = app.session(&headers, credential)?;
             request(&app, &http_session, &headers, message, &id).await
         }
@@ -273,8 +278,11 @@ async fn request(
     }
 }
 
-pub async fn get(State(app): State<Arc<App>>, headers: HeaderMap) -> Result<Response, HttpError> {
-    let credential = app.access.check(&headers).await?;
+pub async fn get(
+    State(app): State<Arc<App>>,
+    Extension(Admitted(credential)): Extension<Admitted>,
+    headers: HeaderMap,
+) -> Result<Response, HttpError> {
     check_version(&headers)?;
     if !accepts(&headers).0 {
         return Err(HttpError::new(
@@ -296,8 +304,11 @@ pub async fn get(State(app): State<Arc<App>>, headers: HeaderMap) -> Result<Resp
     Ok(app.stream(&http_session, number, connection, after))
 }
 
-pub async fn delete(State(app): State<Arc<App>>, headers: HeaderMap) -> Result<StatusCode, HttpError> {
-    let credential = app.access.check(&headers).await?;
+pub async fn delete(
+    State(app): State<Arc<App>>,
+    Extension(Admitted(credential)): Extension<Admitted>,
+    headers: HeaderMap,
+) -> Result<StatusCode, HttpError> {
     check_version(&headers)?;
     let id = session_id(&headers)
         .ok_or_else(|| HttpError::bad_request("Bad Request: the Mcp-Session-Id header is required"))?;

@@ -23,11 +23,12 @@ use tokio::sync::mpsc;
 
 use super::App;
 use super::access::Credential;
+use crate::protocol::envelope;
 use crate::protocol::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
 use crate::protocol::modern::{
     self, HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, PROTOCOL_VERSION, UNSUPPORTED_PROTOCOL_VERSION,
 };
-use crate::protocol::{Incoming, RequestId, RpcError};
+use crate::protocol::{Envelope, Incoming, Method, RequestId, RpcError};
 use crate::session::{Outgoing, Session};
 
 const PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -46,9 +47,8 @@ pub fn is_modern(headers: &HeaderMap, message: &Incoming) -> bool {
         .is_some_and(|v| v.trim() == modern::MODERN_VERSION);
     header_says
         || match message {
-            Incoming::Request { method, params, .. } | Incoming::Notification { method, params } => {
-                modern::is_modern(method, params)
-            }
+            Incoming::Request(envelope) => envelope.is_modern(),
+            Incoming::Notification { params, .. } => envelope::meta_is_modern(params),
             Incoming::Response { .. } => false,
         }
 }
@@ -99,28 +99,27 @@ fn mismatch(message: String) -> RpcError {
     RpcError::new(HEADER_MISMATCH, format!("Header mismatch: {message}"))
 }
 
-/// Checks the headers that mirror the request's body. What the body lacks is
-/// left to the request's own checks (a missing `_meta` is -32602, not a mismatch).
-fn check_headers(
-    headers: &HeaderMap,
-    method: &str,
-    params: &Value,
-    tool_schema: Option<&Value>,
-) -> Result<(), RpcError> {
-    if let Some(version) = params
-        .pointer("/_meta")
-        .and_then(|m| m.get(PROTOCOL_VERSION))
-        .and_then(Value::as_str)
-    {
-        match header_text(headers, &PROTOCOL_VERSION_HEADER) {
-            None => return Err(mismatch("the MCP-Protocol-Version header is required".into())),
-            Some(header) if header != version => {
-                return Err(mismatch(format!(
-                    "MCP-Protocol-Version header value {header:?} does not match the body's {version:?}"
-                )));
-            }
-            Some(_) => {}
+/// Checks the headers that mirror the request's body. A header that says
+/// 2026-07-28 needs the body's `_meta` to say so too; otherwise what the body
+/// lacks is left to the request's own checks (a `_meta` without client
+/// capabilities is -32602, not a mismatch).
+fn check_headers(headers: &HeaderMap, envelope: &Envelope, tool_schema: Option<&Value>) -> Result<(), RpcError> {
+    let method = envelope.method.name();
+    let body_version = envelope.meta_version.as_deref();
+    match (header_text(headers, &PROTOCOL_VERSION_HEADER), body_version) {
+        (None, Some(_)) => return Err(mismatch("the MCP-Protocol-Version header is required".into())),
+        (Some(header), Some(version)) if header != version => {
+            return Err(mismatch(format!(
+                "MCP-Protocol-Version header value {header:?} does not match the body's {version:?}"
+            )));
         }
+        (Some(header), None) if header == modern::MODERN_VERSION => {
+            return Err(mismatch(format!(
+                "the MCP-Protocol-Version header says {header:?} but the body carries no \"{PROTOCOL_VERSION}\" \
+                 in \"params._meta\"; send the same version in both"
+            )));
+        }
+        _ => {}
     }
     match header_text(headers, &METHOD_HEADER) {
         None => return Err(mismatch("the Mcp-Method header is required".into())),
@@ -131,13 +130,9 @@ fn check_headers(
         }
         Some(_) => {}
     }
-    let named = match method {
-        "tools/call" | "prompts/get" => params.get("name"),
-        "resources/read" => params.get("uri"),
-        "tasks/get" | "tasks/update" | "tasks/cancel" => params.get("taskId"),
-        _ => None,
-    };
-    if let Some(body) = named.and_then(Value::as_str) {
+    // What names the request's entry, for the methods of this revision.
+    let named = envelope.target.as_deref().filter(|_| envelope.method.is_in_modern());
+    if let Some(body) = named {
         let Some(header) = header_text(headers, &NAME_HEADER) else {
             return Err(mismatch(format!("the Mcp-Name header is required for {method}")));
         };
@@ -149,7 +144,11 @@ fn check_headers(
         }
     }
     if let Some(schema) = tool_schema {
-        check_param_headers(headers, schema, params.get("arguments").unwrap_or(&Value::Null))?;
+        check_param_headers(
+            headers,
+            schema,
+            envelope.params.get("arguments").unwrap_or(&Value::Null),
+        )?;
     }
     Ok(())
 }
@@ -219,26 +218,31 @@ fn mirrored_properties<'a>(schema: &'a Value, path: &mut Vec<&'a str>, found: &m
 
 /// Serves one 2026-07-28 message: a request gets its answer, a notification 202.
 pub async fn post(app: &App, headers: &HeaderMap, message: Incoming, credential: Credential) -> Response {
-    let Incoming::Request { id, method, params } = message else {
+    let Incoming::Request(envelope) = message else {
         // No notification of this revision needs this server's attention over
         // HTTP (a request is cancelled by closing its stream).
         return StatusCode::ACCEPTED.into_response();
     };
-    let catalog = (method == "tools/call").then(|| app.sessions.hub().catalog());
+    // The `Mcp-Param-*` headers follow the tool's input schema: wait for the
+    // plugins present at start, as the call itself would.
+    let catalog = match envelope.method {
+        Method::CallTool => Some(app.sessions.hub().loaded_catalog().await),
+        _ => None,
+    };
     let tool_schema = catalog.as_ref().and_then(|catalog| {
-        let tool = catalog.tools.get(params.get("name")?.as_str()?)?;
+        let tool = catalog.tools.get(envelope.target.as_deref()?)?;
         tool.listed.get("inputSchema")
     });
-    if let Err(error) = check_headers(headers, &method, &params, tool_schema) {
-        return json_response(StatusCode::BAD_REQUEST, &jsonrpc::error_response(Some(&id), &error));
+    if let Err(error) = check_headers(headers, &envelope, tool_schema) {
+        return json_response(
+            StatusCode::BAD_REQUEST,
+            &jsonrpc::error_response(Some(&envelope.id), &error),
+        );
     }
+    let id = envelope.id.clone();
     let (outbox, mut outgoing) = mpsc::unbounded_channel::<Outgoing>();
     let session = Session::acting_for(app.sessions.hub().clone(), outbox, credential);
-    session.handle(Incoming::Request {
-        id: id.clone(),
-        method,
-        params,
-    });
+    session.handle(Incoming::Request(envelope));
     let sse = super::accepts(headers).0;
     let mut request = RunningRequest {
         session,
@@ -337,6 +341,10 @@ mod tests {
 
     use super::*;
 
+    fn envelope(method: &str, params: Value) -> Envelope {
+        Envelope::read(RequestId::from_value(&json!(1)).unwrap(), method, params)
+    }
+
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
         pairs
             .iter()
@@ -346,23 +354,24 @@ mod tests {
 
     #[test]
     fn mirrored_headers_must_match_the_body() {
-        let params = json!({ "name": "añadir", "_meta": { PROTOCOL_VERSION: "2026-07-28" } });
+        let params = envelope(
+            "tools/call",
+            json!({ "name": "añadir", "_meta": { PROTOCOL_VERSION: "2026-07-28" } }),
+        );
         let good = headers(&[
             ("mcp-protocol-version", "2026-07-28"),
             ("mcp-method", " tools/call "),
             ("mcp-name", "=?base64?YcOxYWRpcg==?="),
         ]);
-        assert!(check_headers(&good, "tools/call", &params, None).is_ok());
+        assert!(check_headers(&good, &params, None).is_ok());
         let wrong_case = headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "Tools/Call")]);
         assert_eq!(
-            check_headers(&wrong_case, "tools/call", &params, None)
-                .unwrap_err()
-                .code,
+            check_headers(&wrong_case, &params, None).unwrap_err().code,
             HEADER_MISMATCH
         );
         let no_name = headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call")]);
         assert!(
-            check_headers(&no_name, "tools/call", &params, None)
+            check_headers(&no_name, &params, None)
                 .unwrap_err()
                 .message
                 .contains("Mcp-Name")
@@ -372,10 +381,20 @@ mod tests {
             ("mcp-method", "tools/call"),
             ("mcp-name", "=?base64?!!?="),
         ]);
-        assert!(check_headers(&bad_base64, "tools/call", &params, None).is_err());
+        assert!(check_headers(&bad_base64, &params, None).is_err());
+        let no_body_version = envelope("tools/call", json!({ "name": "x" }));
+        let header_only = headers(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "x"),
+        ]);
+        assert_eq!(
+            check_headers(&header_only, &no_body_version, None).unwrap_err().code,
+            HEADER_MISMATCH
+        );
         let other_version = headers(&[("mcp-protocol-version", "2025-11-25"), ("mcp-method", "tools/call")]);
         assert!(
-            check_headers(&other_version, "tools/call", &params, None)
+            check_headers(&other_version, &params, None)
                 .unwrap_err()
                 .message
                 .contains("MCP-Protocol-Version")

@@ -10,8 +10,8 @@ use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
 use wasm_mcp::catalog::pagination::page;
 use wasm_mcp::protocol::jsonrpc::INVALID_PARAMS;
-use wasm_mcp::protocol::{Method, RpcError};
 use wasm_mcp::protocol::requests::{ListKind, Request};
+use wasm_mcp::protocol::{Method, RpcError};
 use wasm_mcp::tasks::{TaskSettings, TaskStore};
 
 #[derive(Arbitrary, Debug)]

@@ -778,7 +778,7 @@ fn over_http_a_modern_request_is_one_post_with_checked_headers() {
 }
 
 #[test]
-fn a_protocol_version_header_the_body_does_not_carry_is_a_header_mismatch() {
+fn a_protocol_version_header_the_body_does_not_carry_is_invalid_params() {
     let plugins = PluginDir::with(&["conformance"]);
     let server = wasm_mcp_tests::http::HttpServer::start(plugins, &[]);
     // The header says 2026-07-28; the body has no `_meta` at all, or one without the version.
@@ -791,7 +791,9 @@ fn a_protocol_version_header_the_body_does_not_carry_is_a_header_mismatch() {
         let response = post(&server.url, &body, &[]);
         assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{body}");
         let (code, message) = error_of(&messages(response)[0]);
-        assert_eq!(code, -32020, "{message}");
+        // Not -32600 "Server not initialized" (the 2025-11-25 answer): the
+        // request is of 2026-07-28 and lacks a required `_meta` field.
+        assert_eq!(code, -32602, "{message}");
         assert!(
             message.contains("MCP-Protocol-Version") && message.contains("io.modelcontextprotocol/protocolVersion"),
             "{message}"

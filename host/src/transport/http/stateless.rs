@@ -100,9 +100,12 @@ fn mismatch(message: String) -> RpcError {
 }
 
 /// Checks the headers that mirror the request's body. A header that says
-/// 2026-07-28 needs the body's `_meta` to say so too; otherwise what the body
-/// lacks is left to the request's own checks (a `_meta` without client
-/// capabilities is -32602, not a mismatch).
+/// 2026-07-28 over a body whose `_meta` carries no version is a request of
+/// that revision missing a required field: -32602 (as the conformance suite
+/// checks with SEP-2575's `RequestMetaInvalid`), never the 2025-11-25 "not
+/// initialized"; what else the body lacks is left to the request's own checks
+/// (a `_meta` without client capabilities is -32602 too). A version in both
+/// that differs is a mismatch (-32020).
 fn check_headers(headers: &HeaderMap, envelope: &Envelope, tool_schema: Option<&Value>) -> Result<(), RpcError> {
     let method = envelope.method.name();
     let body_version = envelope.meta_version.as_deref();
@@ -114,9 +117,10 @@ fn check_headers(headers: &HeaderMap, envelope: &Envelope, tool_schema: Option<&
             )));
         }
         (Some(header), None) if header == modern::MODERN_VERSION => {
-            return Err(mismatch(format!(
+            return Err(RpcError::invalid_params(format!(
                 "the MCP-Protocol-Version header says {header:?} but the body carries no \"{PROTOCOL_VERSION}\" \
-                 in \"params._meta\"; send the same version in both"
+                 in \"params._meta\": a {header} request must name its revision there (with its client \
+                 capabilities); send the same version in both"
             )));
         }
         _ => {}

@@ -119,8 +119,8 @@ bench: build plugins scale-deps registry-deps
 	target/release/wasm-mcp-bench auth
 	target/release/wasm-mcp-bench registry
 
-## bench-check: wasm-mcp's server CPU per echo call (one at a time and 16 in flight, beside the native
-## server and rmcp) against bench/baseline.json; fails when either grew more than 25 %. Run it before a
+## bench-check: wasm-mcp's server CPU per echo call (one at a time and 16 in flight, as a multiple of
+## rmcp's in the same run) against bench/baseline.json; fails when either grew more than 25 %. Run it before a
 ## change to the call path lands; `target/release/wasm-mcp-bench cpu-check --write-baseline` records a new one
 bench-check: build plugins
 	$(BENCH) build --release --manifest-path bench/Cargo.toml

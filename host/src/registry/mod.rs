@@ -85,43 +85,24 @@ impl Registry {
 
     /// The plugin `locked` pins, from the store, or `None` when the store
     /// lacks part of it (an entry that no longer matches its digest is
-    /// removed, and so lacking).
-    pub fn open(&self, locked: &Locked) -> Result<Option<Pulled>> {
-        let store = self.store()?;
-        let Some(json) = store.read(&locked.digest)? else {
-            return Ok(None);
-        };
-        let artifact =
-            Artifact::read(&json).map_err(|e| anyhow::anyhow!("{} is not a plugin: {e:#}", locked.reference))?;
-        let Some(wasm) = store.read(&artifact.wasm.digest)? else {
-            return Ok(None);
-        };
-        let manifest = match &artifact.manifest {
-            Some(layer) => match store.read(&layer.digest)? {
-                Some(bytes) => Some(
-                    String::from_utf8(bytes)
-                        .map_err(|_| anyhow::anyhow!("the manifest layer of {} is not UTF-8 text", locked.reference))?,
-                ),
-                None => return Ok(None),
-            },
-            None => None,
-        };
-        Ok(Some(Pulled {
-            wasm_path: store.path(&artifact.wasm.digest),
-            wasm,
-            manifest,
-        }))
+    /// removed, and so lacking). Reading and hashing a component (the Python
+    /// plugin is 19 MB) runs on the blocking pool, never on the runtime's threads.
+    async fn open(&self, locked: &Locked) -> Result<Option<Pulled>> {
+        let (store, locked) = (self.store()?.clone(), locked.clone());
+        tokio::task::spawn_blocking(move || open_stored(&store, &locked))
+            .await
+            .context("reading the registry store did not finish")?
     }
 
     /// The plugin `locked` pins: from the store, else pulled by its digest.
     pub async fn pull(&self, locked: &Locked) -> Result<Pulled> {
-        if let Some(pulled) = self.open(locked)? {
+        if let Some(pulled) = self.open(locked).await? {
             return Ok(pulled);
         }
         let reference = reference::parse(&locked.reference)?;
         let store = self.store()?;
         self.client().await?.fetch(&reference, &locked.digest, store).await?;
-        self.open(locked)?.with_context(|| {
+        self.open(locked).await?.with_context(|| {
             format!(
                 "{}@{}: pulled, but the store does not hold it whole (is the cache directory shared and being pruned?)",
                 locked.reference, locked.digest
@@ -146,4 +127,31 @@ impl Registry {
         });
         futures_util::future::join_all(pulls).await.into_iter().collect()
     }
+}
+
+/// The plugin `locked` pins as `store` holds it, each piece checked against
+/// its digest; `None` when a piece is missing.
+fn open_stored(store: &Store, locked: &Locked) -> Result<Option<Pulled>> {
+    let Some(json) = store.read(&locked.digest)? else {
+        return Ok(None);
+    };
+    let artifact = Artifact::read(&json).map_err(|e| anyhow::anyhow!("{} is not a plugin: {e:#}", locked.reference))?;
+    let Some(wasm) = store.read(&artifact.wasm.digest)? else {
+        return Ok(None);
+    };
+    let manifest = match &artifact.manifest {
+        Some(layer) => match store.read(&layer.digest)? {
+            Some(bytes) => Some(
+                String::from_utf8(bytes)
+                    .map_err(|_| anyhow::anyhow!("the manifest layer of {} is not UTF-8 text", locked.reference))?,
+            ),
+            None => return Ok(None),
+        },
+        None => None,
+    };
+    Ok(Some(Pulled {
+        wasm_path: store.path(&artifact.wasm.digest),
+        wasm,
+        manifest,
+    }))
 }

@@ -49,7 +49,11 @@ fn one_run(client: &mut LeanStdioClient, echo: &ToolCall, in_flight: usize, call
     } else {
         client.throughput(echo, in_flight, calls);
     }
-    let ticks = cpu_ticks(client.pid()) - before;
+    micros_per_call(cpu_ticks(client.pid()) - before, calls)
+}
+
+/// `ticks` of `/proc` CPU time spread over `calls`, in µs per call.
+pub fn micros_per_call(ticks: u64, calls: usize) -> f64 {
     ticks as f64 * 1e6 / TICKS_PER_SECOND as f64 / calls as f64
 }
 

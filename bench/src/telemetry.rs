@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use wasm_mcp_tests::PluginDir;
 use wasm_mcp_tests::otlp::OtlpReceiver;
-use wasm_mcp_tests::proc_stat::{TICKS_PER_SECOND, cpu_ticks};
+use wasm_mcp_tests::proc_stat::cpu_ticks;
 use wasm_mcp_tests::process::serve_command;
 use wasm_mcp_tests::stdio::LeanStdioClient;
 
@@ -64,7 +64,7 @@ pub fn run() {
             let run = client.throughput(&call, 16, flood);
             let ticks = cpu_ticks(client.pid()) - before;
             rates.push(flood as f64 / run.elapsed.as_secs_f64());
-            cpu.push(ticks as f64 * 1e6 / TICKS_PER_SECOND as f64 / flood as f64);
+            cpu.push(crate::cpu::micros_per_call(ticks, flood));
         }
     }
     println!("echo over stdio, medians of {ROUNDS} rounds taken in turns:");

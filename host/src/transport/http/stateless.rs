@@ -392,9 +392,10 @@ mod tests {
             ("mcp-method", "tools/call"),
             ("mcp-name", "x"),
         ]);
+        // A 2026-07-28 request missing its `_meta` version is invalid params, not a mismatch.
         assert_eq!(
             check_headers(&header_only, &no_body_version, None).unwrap_err().code,
-            HEADER_MISMATCH
+            INVALID_PARAMS
         );
         let other_version = headers(&[("mcp-protocol-version", "2025-11-25"), ("mcp-method", "tools/call")]);
         assert!(

@@ -19,6 +19,7 @@ pub mod plugin_dir;
 pub mod proc_stat;
 pub mod process;
 pub mod registry;
+pub mod registry_token;
 pub mod schema;
 pub mod stdio;
 pub mod wait;

@@ -3,7 +3,9 @@
 //! on a free loopback port, serving HTTPS with a certificate of a test CA
 //! and asking for a password (htpasswd, bcrypt by `htpasswd` of
 //! apache2-utils). Its storage is a temporary directory the tests may reach
-//! into (to tamper with a blob). It is stopped when dropped.
+//! into (to tamper with a blob). It is stopped when dropped. A second kind
+//! asks for bearer tokens from a token server of the tests' own
+//! ([`crate::registry_token`]) instead of passwords.
 
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -11,6 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use crate::https::TestCa;
+use crate::registry_token::{self, TokenServer};
 use crate::wait::{poll, timeout};
 
 /// The user the registry lets in, and its password.
@@ -23,21 +26,40 @@ pub struct TestRegistry {
     pub addr: String,
     dir: tempfile::TempDir,
     process: Option<Child>,
+    token_server: Option<TokenServer>,
+}
+
+/// How a registry lets clients in.
+#[derive(PartialEq)]
+enum Access {
+    /// Plain HTTP, anyone.
+    Open,
+    /// HTTPS, Basic auth with [`USER`] and [`PASSWORD`].
+    Password,
+    /// HTTPS, bearer tokens from a token server that takes [`USER`] and [`PASSWORD`].
+    Token,
 }
 
 impl TestRegistry {
     /// Starts a registry on a free loopback port, over HTTPS and asking
     /// for a password, ready to answer.
     pub fn start() -> Self {
-        Self::start_with(true)
+        Self::start_with(Access::Password)
     }
 
     /// Starts a registry on a free loopback port over plain HTTP, open to anyone.
     pub fn start_plain() -> Self {
-        Self::start_with(false)
+        Self::start_with(Access::Open)
     }
 
-    fn start_with(secure: bool) -> Self {
+    /// Starts a registry over HTTPS that admits bearer tokens only, issued
+    /// by a token server (running as long as the registry) for the
+    /// registry's password.
+    pub fn start_with_token_auth() -> Self {
+        Self::start_with(Access::Token)
+    }
+
+    fn start_with(access: Access) -> Self {
         let dir = tempfile::Builder::new().prefix("wasm-mcp-registry-").tempdir().unwrap();
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let addr = format!("127.0.0.1:{port}");
@@ -61,11 +83,28 @@ impl TestRegistry {
              storage:\n  filesystem:\n    rootdirectory: {d}/data\n  delete:\n    enabled: true\n\
              http:\n  addr: {addr}\n  secret: not-a-secret\n"
         );
-        if secure {
+        if access != Access::Open {
             config.push_str(&format!(
-                "  tls:\n    certificate: {d}/server.pem\n    key: {d}/server.key\n\
-                 auth:\n  htpasswd:\n    realm: wasm-mcp-tests\n    path: {d}/htpasswd\n"
+                "  tls:\n    certificate: {d}/server.pem\n    key: {d}/server.key\n"
             ));
+        }
+        let mut token_server = None;
+        match access {
+            Access::Open => {}
+            Access::Password => config.push_str(&format!(
+                "auth:\n  htpasswd:\n    realm: wasm-mcp-tests\n    path: {d}/htpasswd\n"
+            )),
+            Access::Token => {
+                let server = TokenServer::start(USER, PASSWORD, &dir.path().join("token-signer.pem"));
+                config.push_str(&format!(
+                    "auth:\n  token:\n    realm: {}\n    service: {}\n    issuer: {}\n    \
+                     rootcertbundle: {d}/token-signer.pem\n",
+                    server.realm(),
+                    registry_token::SERVICE,
+                    registry_token::ISSUER
+                ));
+                token_server = Some(server);
+            }
         }
         std::fs::write(dir.path().join("config.yml"), config).unwrap();
         // The credentials, as `docker login` writes them.
@@ -76,6 +115,7 @@ impl TestRegistry {
             addr,
             dir,
             process: None,
+            token_server,
         };
         registry.run();
         registry
@@ -106,6 +146,12 @@ impl TestRegistry {
         poll(Duration::from_secs(10), || {
             TcpStream::connect(&self.addr).err().map(|_| ())
         });
+    }
+
+    /// The token server of a registry started with
+    /// [`TestRegistry::start_with_token_auth`].
+    pub fn token_server(&self) -> &TokenServer {
+        self.token_server.as_ref().expect("a registry asking for tokens")
     }
 
     /// `127.0.0.1:PORT/PATH` (a repository and a tag or digest).

@@ -5,7 +5,9 @@
 //! down; and every refusal said clearly: content that does not match its
 //! digest, a plugin over the size bound, a bad reference, a missing tag,
 //! wrong or missing credentials, an untrusted certificate. Three servers
-//! given one lockfile serve the same bytes.
+//! given one lockfile serve the same bytes. A registry that asks for bearer
+//! tokens (the distribution spec's handshake) is reached with the same
+//! credentials.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -522,3 +524,64 @@ fn push_and_add_over_plain_http(plain: &TestRegistry, cache: &Path, wasm: &Path,
     let added = succeeds(add(plain, cache, plugins, reference));
     assert!(added.contains(&format!("registry  {}", plain.addr)), "{added}");
 }
+
+#[test]
+fn a_registry_that_asks_for_bearer_tokens_is_reached_through_the_handshake() {
+    let registry = TestRegistry::start_with_token_auth();
+    let cache = tempfile::tempdir().unwrap();
+    let plugins = PluginDir::empty();
+    let publishing = Publishing::new();
+    let reference = registry.reference("tokens/versioned:1");
+    let digest = push(
+        &registry,
+        cache.path(),
+        &publishing.plugin("versioned-v1", "versioned", None),
+        &reference,
+    );
+    let asked = registry.token_server().requests();
+    assert!(
+        asked.iter().any(|request| request.admitted
+            && request
+                .scopes
+                .iter()
+                .any(|scope| scope.starts_with("repository:tokens/versioned:") && scope.contains("push"))),
+        "the push asked for a token to push, with the password: {asked:?}"
+    );
+    succeeds(add(&registry, cache.path(), plugins.path(), &reference));
+
+    // A server with a store of its own pulls the locked digest through the handshake too.
+    let before = registry.token_server().requests().len();
+    let fresh = tempfile::tempdir().unwrap();
+    let mut server = serve(&registry, fresh.path(), plugins.path(), &[]);
+    assert_eq!(single_text(server.call_tool("version", json!({})).result()), "v1");
+    server.shutdown();
+    let asked = registry.token_server().requests();
+    assert!(
+        asked[before..].iter().any(|request| request.admitted
+            && request
+                .scopes
+                .iter()
+                .any(|scope| scope == "repository:tokens/versioned:pull")),
+        "serving asked for a token to pull: {asked:?}"
+    );
+    assert!(
+        std::fs::read_to_string(plugins.path().join("plugins.lock"))
+            .unwrap()
+            .contains(&digest)
+    );
+
+    // The token server refusing the password is said as the registry refusing it.
+    let mut command = add(&registry, cache.path(), plugins.path(), &reference);
+    command
+        .env_remove("REGISTRY_AUTH_FILE")
+        .env("WASM_MCP_REGISTRY_USERNAME", USER)
+        .env("WASM_MCP_REGISTRY_PASSWORD", "wrong")
+        .args(["--name", "another", "--pull-retries", "0"]);
+    let stderr = fails(command);
+    assert!(
+        stderr.contains("refused the credentials from the environment"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("wrong"), "the password is never shown: {stderr}");
+}
+

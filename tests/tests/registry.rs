@@ -7,7 +7,7 @@
 //! wrong or missing credentials, an untrusted certificate. Three servers
 //! given one lockfile serve the same bytes. A registry that asks for bearer
 //! tokens (the distribution spec's handshake) is reached with the same
-//! credentials.
+//! credentials, and Docker's credential helpers are asked when named.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -585,3 +585,84 @@ fn a_registry_that_asks_for_bearer_tokens_is_reached_through_the_handshake() {
     assert!(!stderr.contains("wrong"), "the password is never shown: {stderr}");
 }
 
+/// Writes the credential helper `docker-credential-NAME` into `dir`: a
+/// script that answers `get` for `registry` with `user` and `password`, and
+/// that it has nothing for any other registry, as Docker's helpers do.
+fn credential_helper(dir: &Path, name: &str, registry: &str, user: &str, password: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let script = dir.join(format!("docker-credential-{name}"));
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = get ] || exit 2\nread -r server\n\
+             if [ \"$server\" = \"{registry}\" ]; then\n\
+             printf '{{\"ServerURL\":\"%s\",\"Username\":\"{user}\",\"Secret\":\"{password}\"}}' \"$server\"\n\
+             else echo 'credentials not found in native keychain'; exit 1; fi\n"
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn credential_helpers_named_in_the_docker_config_are_asked() {
+    let registry = TestRegistry::start();
+    let cache = tempfile::tempdir().unwrap();
+    let plugins = PluginDir::empty();
+    let reference = registry.reference("helped/raw-echo:1");
+    let publishing = Publishing::new();
+    push(
+        &registry,
+        cache.path(),
+        &publishing.plugin("raw-echo", "raw-echo", None),
+        &reference,
+    );
+    let helpers = tempfile::tempdir().unwrap();
+    credential_helper(helpers.path(), "per-registry", &registry.addr, USER, PASSWORD);
+    credential_helper(helpers.path(), "wrong-store", &registry.addr, USER, "wrong");
+    credential_helper(helpers.path(), "empty-store", "elsewhere.example", USER, PASSWORD);
+    let path = format!("{}:{}", helpers.path().display(), std::env::var("PATH").unwrap());
+    let docker = tempfile::tempdir().unwrap();
+    let with_config = |config: String| {
+        std::fs::write(docker.path().join("config.json"), config).unwrap();
+        let mut command = add(&registry, cache.path(), plugins.path(), &reference);
+        command
+            .env_remove("REGISTRY_AUTH_FILE")
+            .env("DOCKER_CONFIG", docker.path())
+            .env("PATH", &path)
+            .args(["--pull-retries", "0"]);
+        command
+    };
+    let addr = &registry.addr;
+
+    // A helper for this registry wins over the store, and over the empty
+    // `auths` entry `docker login` leaves beside it.
+    let added = succeeds(with_config(format!(
+        r#"{{"auths": {{"{addr}": {{}}}}, "credHelpers": {{"{addr}": "per-registry"}}, "credsStore": "wrong-store"}}"#
+    )));
+    assert!(added.contains("Added raw-echo"), "{added}");
+    std::fs::remove_file(plugins.path().join("plugins.lock")).unwrap();
+
+    // The store's answer is used, and its refusal named by the helper.
+    let stderr = fails(with_config(r#"{"credsStore": "wrong-store"}"#.to_owned()));
+    assert!(
+        stderr.contains("refused the credentials from the credential helper docker-credential-wrong-store"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("\"wrong\""), "the secret is never shown: {stderr}");
+
+    // A store with nothing for it is no credentials at all.
+    let stderr = fails(with_config(r#"{"credsStore": "empty-store"}"#.to_owned()));
+    assert!(stderr.contains("wants credentials"), "{stderr}");
+
+    // A helper that is not installed is said, with what to do.
+    let stderr = fails(with_config(format!(
+        r#"{{"credHelpers": {{"{addr}": "not-installed"}}}}"#
+    )));
+    assert!(
+        stderr.contains("cannot run the credential helper docker-credential-not-installed")
+            && stderr.contains("on PATH"),
+        "{stderr}"
+    );
+    assert!(!plugins.path().join("plugins.lock").exists(), "nothing was pinned");
+}

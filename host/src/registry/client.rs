@@ -118,7 +118,7 @@ impl RegistryClient {
     /// The digest `reference`'s tag (or digest) names now, with the artifact's
     /// manifest (stored), checked to be a plugin.
     pub async fn resolve(&self, reference: &Reference, store: &Store) -> Result<(String, Artifact)> {
-        let credentials = &Credentials::find(reference.resolve_registry())?;
+        let credentials = &Credentials::find(reference.resolve_registry()).await?;
         let (json, digest) = self
             .retrying(reference, credentials, "read", |client| async move {
                 self.manifest(client, reference, credentials).await
@@ -161,7 +161,7 @@ impl RegistryClient {
             .filter(|layer| !store.contains(&layer.digest));
         let pinned = &pinned;
         for layer in missing {
-            let credentials = &Credentials::find(reference.resolve_registry())?;
+            let credentials = &Credentials::find(reference.resolve_registry()).await?;
             self.retrying(pinned, credentials, "pull", |client| async move {
                 let mut stream = client.pull_blob_stream(pinned, layer).await?;
                 let mut entry = store.entry(&layer.digest, layer.size.max(0) as u64)?;
@@ -191,7 +191,7 @@ impl RegistryClient {
 
     /// Publishes `publication` at `reference`; the digest of what was pushed.
     pub async fn push(&self, reference: &Reference, publication: &Publication) -> Result<String> {
-        let credentials = &Credentials::find(reference.resolve_registry())?;
+        let credentials = &Credentials::find(reference.resolve_registry()).await?;
         self.retrying(reference, credentials, "push", |client| async move {
             client
                 .auth(reference, &Credentials::auth(credentials), RegistryOperation::Push)

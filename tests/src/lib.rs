@@ -5,6 +5,7 @@
 //! server emits against the official MCP 2025-11-25 JSON Schema (see
 //! [`schema`]); the benchmarks' lean clients check nothing on the measured path.
 
+pub mod command;
 pub mod expect;
 pub mod http;
 pub mod http2;

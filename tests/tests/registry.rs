@@ -12,10 +12,11 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
+use wasm_mcp_tests::command::{fails, succeeds};
 use wasm_mcp_tests::expect::{names, single_text};
 use wasm_mcp_tests::process::serve_command;
 use wasm_mcp_tests::registry::{PASSWORD, TestRegistry, USER};
@@ -27,41 +28,6 @@ fn is(method: &'static str) -> impl Fn(&Value) -> bool {
 
 fn sha256(bytes: &[u8]) -> String {
     format!("sha256:{:x}", Sha256::digest(bytes))
-}
-
-/// Runs `command`; its output.
-fn run(mut command: Command) -> Output {
-    command.output().unwrap_or_else(|e| panic!("run {command:?}: {e}"))
-}
-
-/// Runs `command`, which must succeed; its stdout.
-#[track_caller]
-fn succeeds(command: Command) -> String {
-    let output = run(command);
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    );
-    assert!(
-        output.status.success(),
-        "failed ({}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
-        output.status
-    );
-    stdout
-}
-
-/// Runs `command`, which must fail with status 1; its stderr.
-#[track_caller]
-fn fails(command: Command) -> String {
-    let output = run(command);
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert_eq!(
-        output.status.code(),
-        Some(1),
-        "expected failure; stdout:\n{}\nstderr:\n{stderr}",
-        String::from_utf8_lossy(&output.stdout)
-    );
-    stderr
 }
 
 /// A folder to publish from: `NAME.wasm` copied from the built plugin

@@ -12,6 +12,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
+use wasm_mcp_tests::command::succeeds;
 use wasm_mcp_tests::expect::single_text;
 use wasm_mcp_tests::process::serve_command;
 use wasm_mcp_tests::registry::{PASSWORD, TestRegistry, USER};
@@ -32,20 +33,6 @@ fn wkg(registry: &TestRegistry) -> Command {
         .env("WKG_OCI_USERNAME", USER)
         .env("WKG_OCI_PASSWORD", PASSWORD);
     command
-}
-
-#[track_caller]
-fn succeeds(mut command: Command) -> String {
-    let output = command.output().unwrap_or_else(|e| panic!("run {command:?}: {e}"));
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    );
-    assert!(
-        output.status.success(),
-        "{command:?} failed:\nstdout:\n{stdout}\nstderr:\n{stderr}"
-    );
-    stdout
 }
 
 fn sha256(bytes: &[u8]) -> String {

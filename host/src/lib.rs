@@ -9,6 +9,7 @@
 //! | [`transport`] | stdio and Streamable HTTP: moving messages between a client and a session |
 //! | [`reload`] | the plugins directory and the set of plugins loaded from it |
 //! | [`registry`] | plugins from OCI registries: the lockfile, the content-addressed store, the client |
+//! | [`trust`] | signatures of pulled plugins and the operator's trust policy |
 //! | [`session`] | one client's conversation: lifecycle, typed dispatch, requests to the client |
 //! | [`tasks`] | long calls the client polls |
 //! | [`state`] | what replicas share and restarts keep: task records, leases, events |
@@ -49,3 +50,4 @@ pub mod state;
 pub mod tasks;
 pub mod telemetry;
 pub mod transport;
+pub mod trust;

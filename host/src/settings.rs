@@ -366,6 +366,8 @@ settings! {
         ca_file: PathBuf = none, any, flag "registry-ca-file", value_name = "FILE", env = "WASM_MCP_REGISTRY_CA_FILE";
         /// Registries (host:port, space-separated) spoken to over plain HTTP; a registry on loopback falls back to plain HTTP by itself when HTTPS fails [default: none]
         plain_http: String = none, any, flag "registry-plain-http", value_name = "HOSTS";
+        /// TOML file of the trust policy: the keys that must have signed the plugins pulled from each registry and repository [default: none: pulled plugins are checked against their digests only]
+        trust_policy: PathBuf = none, any, flag "trust-policy", value_name = "FILE", env = "WASM_MCP_TRUST_POLICY";
     }
 
     /// OAuth 2.1 authorization of the HTTP transport (with `--http`): the

@@ -13,6 +13,7 @@ const LAYERS: &[&str] = &[
     "transport",
     "reload",
     "registry",
+    "trust",
     "session",
     "tasks",
     "state",

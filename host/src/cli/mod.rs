@@ -10,6 +10,7 @@ mod new;
 mod publish;
 mod registry_args;
 mod serve;
+mod signing;
 
 use std::fs;
 use std::path::PathBuf;
@@ -53,6 +54,12 @@ enum Command {
     Update(lock::UpdateArgs),
     /// Stop serving a plugin of the lockfile: remove its entry.
     Remove(lock::RemoveArgs),
+    /// Make a key pair for signing plugins: PREFIX.key (private) and PREFIX.pub.
+    Keygen(signing::KeygenArgs),
+    /// Sign the artifact REF names with a private key, and push the signature beside it (cosign's form).
+    Sign(signing::SignArgs),
+    /// Show who signed the artifact REF names, checked with the keys given or the trust policy.
+    Verify(signing::VerifyArgs),
 }
 
 /// Runs the command the arguments name.
@@ -90,6 +97,9 @@ pub fn run() -> Result<()> {
         Command::Add(args) => runtime.block_on(lock::add(args)),
         Command::Update(args) => runtime.block_on(lock::update(args)),
         Command::Remove(args) => lock::remove(args),
+        Command::Keygen(args) => signing::keygen(&args),
+        Command::Sign(args) => runtime.block_on(signing::sign(args)),
+        Command::Verify(args) => runtime.block_on(signing::verify(args)),
     };
     // A read of stdin may still be blocked in a worker thread (after a
     // signal): do not wait for it.

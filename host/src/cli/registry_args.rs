@@ -42,7 +42,7 @@ impl RegistryArgs {
     pub fn open(&self) -> Result<(Settings, Registry, Option<PathBuf>)> {
         let settings = self.settings()?;
         let cache = super::cache_directory(settings.server.cache_dir.clone(), false)?;
-        let registry = Registry::new(&settings.registry, cache.clone());
+        let registry = Registry::new(&settings.registry, cache.clone())?;
         Ok((settings, registry, cache))
     }
 }

@@ -15,6 +15,7 @@ use anyhow::{Context, Result, bail};
 use futures_util::StreamExt;
 use oci_client::client::{Certificate, CertificateEncoding, ClientConfig, ClientProtocol};
 use oci_client::errors::{OciDistributionError, OciErrorCode};
+use oci_client::manifest::{OciDescriptor, OciImageManifest};
 use oci_client::{Reference, RegistryOperation};
 
 use super::artifact::{ACCEPTED_MANIFESTS, Artifact, OCI_MANIFEST_MEDIA_TYPE, Publication};
@@ -22,9 +23,13 @@ use super::credentials::{Credentials, PASSWORD_VARIABLE, USERNAME_VARIABLE};
 use super::reference::{digest_of, is_loopback, pinned};
 use super::store::Store;
 use crate::settings::{RegistryValues, registry};
+use crate::trust::Signature;
+use crate::trust::signature::{SIGNATURE_ANNOTATION, SIGNATURE_LAYER_MEDIA_TYPE, signature_tag};
 
 /// The largest OCI manifest accepted: a plugin's has two or three entries.
 const MAX_MANIFEST_BYTES: u64 = 1 << 20;
+/// The largest signature payload accepted (cosign's are a few hundred bytes).
+const MAX_PAYLOAD_BYTES: i64 = 64 << 10;
 /// The first wait before a retry; each next one doubles, up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(250);
 const MAX_BACKOFF: Duration = Duration::from_secs(4);
@@ -38,6 +43,25 @@ pub struct RegistryClient {
     plain: oci_client::Client,
     /// Loopback registries found to speak plain HTTP.
     plain_loopback: Mutex<HashSet<String>>,
+}
+
+/// A registry that gave no answer (rather than one that answered no).
+#[derive(Debug)]
+pub struct Unreachable(String);
+
+impl std::fmt::Display for Unreachable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Unreachable {}
+
+impl Unreachable {
+    /// Whether `error` says a registry could not be reached.
+    pub fn caused(error: &anyhow::Error) -> bool {
+        error.chain().any(|cause| cause.is::<Unreachable>())
+    }
 }
 
 /// How an operation failed: a registry's answer or the transport, kept
@@ -215,6 +239,118 @@ impl RegistryClient {
         Ok(digest_of(&publication.manifest))
     }
 
+    /// The signatures the registry keeps for the artifact `digest` of
+    /// `reference`'s repository, under cosign's tag (`sha256-HEX.sig`):
+    /// `None` when it keeps none. Each payload is checked against its digest.
+    pub async fn signatures(&self, reference: &Reference, digest: &str) -> Result<Option<Vec<Signature>>> {
+        let tagged = signature_reference(reference, digest);
+        let tagged = &tagged;
+        let credentials = &Credentials::find(reference.resolve_registry()).await?;
+        self.retrying(tagged, credentials, "read the signatures", |client| async move {
+            let json = match self.manifest(client, tagged, credentials).await {
+                Ok((json, _)) => json,
+                Err(Failure::Registry(e)) if is_missing(&e) => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            let manifest: OciImageManifest = serde_json::from_slice(&json)
+                .map_err(|e| anyhow::anyhow!("{tagged} is not an OCI image manifest: {e}"))?;
+            let mut found = Vec::new();
+            for layer in manifest
+                .layers
+                .iter()
+                .filter(|l| l.media_type == SIGNATURE_LAYER_MEDIA_TYPE)
+            {
+                let Some(signature) = layer.annotations.as_ref().and_then(|a| a.get(SIGNATURE_ANNOTATION)) else {
+                    continue;
+                };
+                if layer.size > MAX_PAYLOAD_BYTES {
+                    return Err(anyhow::anyhow!(
+                        "a signature payload of {tagged} is larger than {MAX_PAYLOAD_BYTES} bytes"
+                    )
+                    .into());
+                }
+                let mut payload = Vec::new();
+                match client.pull_blob(tagged, layer, &mut payload).await {
+                    Err(OciDistributionError::DigestError(_)) => payload.clear(),
+                    other => other?,
+                }
+                if digest_of(&payload) != layer.digest {
+                    return Err(anyhow::anyhow!(
+                        "a signature payload of {tagged} does not match its digest {}",
+                        layer.digest
+                    )
+                    .into());
+                }
+                found.push(Signature {
+                    payload,
+                    signature: signature.clone(),
+                });
+            }
+            Ok(Some(found))
+        })
+        .await
+    }
+
+    /// Adds a signature (`payload` signed, `signature` in base64) to those
+    /// the registry keeps for the artifact `digest` of `reference`'s
+    /// repository, as `cosign sign` does; one already there is not added twice.
+    pub async fn push_signature(&self, reference: &Reference, digest: &str, signature: Signature) -> Result<()> {
+        let tagged = signature_reference(reference, digest);
+        let tagged = &tagged;
+        let existing = &self.signatures(reference, digest).await?.unwrap_or_default();
+        if existing
+            .iter()
+            .any(|s| s.payload == signature.payload && s.signature == signature.signature)
+        {
+            return Ok(());
+        }
+        let credentials = &Credentials::find(reference.resolve_registry()).await?;
+        let signature = &signature;
+        self.retrying(tagged, credentials, "push a signature to", |client| async move {
+            let auth = Credentials::auth(credentials);
+            client.auth(tagged, &auth, RegistryOperation::Push).await?;
+            let mut layers = Vec::new();
+            for found in existing.iter().chain(std::iter::once(signature)) {
+                let payload_digest = digest_of(&found.payload);
+                if std::ptr::eq(found, signature) {
+                    client.push_blob(tagged, found.payload.clone(), &payload_digest).await?;
+                }
+                layers.push(OciDescriptor {
+                    media_type: SIGNATURE_LAYER_MEDIA_TYPE.to_owned(),
+                    digest: payload_digest,
+                    size: found.payload.len() as i64,
+                    annotations: Some([(SIGNATURE_ANNOTATION.to_owned(), found.signature.clone())].into()),
+                    ..OciDescriptor::default()
+                });
+            }
+            let diff_ids: Vec<&str> = layers.iter().map(|l| l.digest.as_str()).collect();
+            let config = serde_json::to_vec(&serde_json::json!({
+                "architecture": "", "os": "", "config": {},
+                "rootfs": { "type": "layers", "diff_ids": diff_ids },
+            }))
+            .expect("JSON");
+            let config_digest = digest_of(&config);
+            client.push_blob(tagged, config.clone(), &config_digest).await?;
+            let manifest = OciImageManifest {
+                schema_version: 2,
+                media_type: Some(OCI_MANIFEST_MEDIA_TYPE.to_owned()),
+                config: OciDescriptor {
+                    media_type: "application/vnd.oci.image.config.v1+json".to_owned(),
+                    digest: config_digest,
+                    size: config.len() as i64,
+                    ..OciDescriptor::default()
+                },
+                layers,
+                ..OciImageManifest::default()
+            };
+            let json = serde_json::to_vec(&manifest).expect("JSON");
+            let content_type = http::HeaderValue::from_static(OCI_MANIFEST_MEDIA_TYPE);
+            client.push_manifest_raw(tagged, json, content_type).await?;
+            Ok(())
+        })
+        .await
+    }
+
     /// The manifest `reference` names and its digest (computed from the bytes).
     async fn manifest(
         &self,
@@ -300,6 +436,31 @@ impl RegistryClient {
     }
 }
 
+/// The reference of the signatures of the artifact `digest` in `reference`'s repository.
+fn signature_reference(reference: &Reference, digest: &str) -> Reference {
+    Reference::with_tag(
+        reference.registry().to_owned(),
+        reference.repository().to_owned(),
+        signature_tag(digest),
+    )
+}
+
+/// Whether the registry said it has no such manifest or repository.
+fn is_missing(error: &OciDistributionError) -> bool {
+    let codes: &[oci_client::errors::OciError] = match error {
+        OciDistributionError::RegistryError { envelope, .. } => &envelope.errors,
+        _ => &[],
+    };
+    matches!(error, OciDistributionError::ImageManifestNotFoundError(_))
+        || matches!(error, OciDistributionError::ServerError { code: 404, .. })
+        || codes.iter().any(|c| {
+            matches!(
+                c.code,
+                OciErrorCode::ManifestUnknown | OciErrorCode::NotFound | OciErrorCode::NameUnknown
+            )
+        })
+}
+
 /// Whether `failure` is the transport's (no answer came), not the registry's.
 fn unreachable(failure: &Failure) -> bool {
     matches!(failure, Failure::Registry(OciDistributionError::RequestError(e)) if e.is_connect() || e.is_timeout())
@@ -373,11 +534,7 @@ fn describe(failure: Failure, reference: &Reference, credentials: &Option<Creden
             ),
         };
     }
-    let missing = matches!(error, OciDistributionError::ImageManifestNotFoundError(_))
-        || codes
-            .iter()
-            .any(|c| matches!(c, OciErrorCode::ManifestUnknown | OciErrorCode::NotFound))
-        || matches!(status, Some(404));
+    let missing = is_missing(&error);
     if codes.iter().any(|c| matches!(c, OciErrorCode::NameUnknown)) {
         return anyhow::anyhow!(
             "the registry {registry} has no repository {}; check the reference {reference}",
@@ -410,7 +567,10 @@ fn describe(failure: Failure, reference: &Reference, credentials: &Option<Creden
         } else {
             String::new()
         };
-        return anyhow::anyhow!("cannot reach the registry {registry} to {what} {reference}: {chain:#}{hint}");
+        return Unreachable(format!(
+            "cannot reach the registry {registry} to {what} {reference}: {chain:#}{hint}"
+        ))
+        .into();
     }
     anyhow::Error::from(error).context(format!("cannot {what} {reference}"))
 }

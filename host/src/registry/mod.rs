@@ -7,6 +7,12 @@
 //! component and manifest, from the store when it holds them (checked
 //! against their digests), else pulled by digest (never by tag) and stored.
 //! The client is made on first use: a server with no lockfile never makes one.
+//!
+//! With a trust policy ([`crate::trust`]), an artifact is verified before it
+//! is pulled or loaded, on every load (a stored one included): its
+//! signatures are read from the registry each time (and kept in the store
+//! for a start with the registry down), so a signature deleted from the
+//! registry refuses the next load.
 
 pub mod artifact;
 pub mod client;
@@ -17,14 +23,16 @@ pub mod store;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use tokio::sync::OnceCell;
 
 use crate::manifest::Manifest;
 use crate::settings::RegistryValues;
+use crate::trust::{Policy, Verdict};
 use artifact::Artifact;
-use client::RegistryClient;
+use client::{RegistryClient, Unreachable};
 use lockfile::Locked;
 use store::Store;
 
@@ -36,6 +44,8 @@ pub struct Pulled {
     pub wasm: Vec<u8>,
     /// The text of its manifest layer, if it has one.
     pub manifest: Option<String>,
+    /// Why the trust policy lets it be served (none: there is no policy).
+    pub verdict: Option<Verdict>,
 }
 
 impl Pulled {
@@ -56,17 +66,65 @@ pub struct Registry {
     settings: RegistryValues,
     store: Option<Store>,
     client: OnceCell<RegistryClient>,
+    policy: Option<Arc<Policy>>,
 }
 
 impl Registry {
-    /// A registry front with `settings`, storing under the cache directory
-    /// `cache` (none: pulls are refused, saying why).
-    pub fn new(settings: &RegistryValues, cache: Option<PathBuf>) -> Self {
-        Self {
+    /// A registry front with `settings` (its trust policy read now),
+    /// storing under the cache directory `cache` (none: pulls are refused,
+    /// saying why).
+    ///
+    /// # Errors
+    /// A trust policy that cannot be read.
+    pub fn new(settings: &RegistryValues, cache: Option<PathBuf>) -> Result<Self> {
+        let policy = settings.trust_policy.as_deref().map(Policy::read).transpose()?;
+        Ok(Self {
             settings: settings.clone(),
             store: cache.as_deref().map(Store::in_cache),
             client: OnceCell::new(),
+            policy: policy.map(Arc::new),
+        })
+    }
+
+    /// The trust policy, if the operator set one.
+    pub fn policy(&self) -> Option<&Policy> {
+        self.policy.as_deref()
+    }
+
+    /// Whether the trust policy lets the artifact `digest` of `reference` be
+    /// served (`None`: there is no policy), from the signatures the registry
+    /// has now, or, when it cannot be reached, those kept from the last look.
+    ///
+    /// # Errors
+    /// The policy's refusal, or signatures that cannot be read.
+    pub async fn verify(&self, reference: &oci_client::Reference, digest: &str) -> Result<Option<Verdict>> {
+        let Some(policy) = &self.policy else {
+            return Ok(None);
+        };
+        let repository = format!("{}/{}", reference.registry(), reference.repository());
+        if !policy.needs_signatures(&repository, digest) {
+            return policy.verify(&repository, digest, None).map(Some);
         }
+        let store = self.store()?;
+        let signatures = match self.client().await?.signatures(reference, digest).await {
+            Ok(found) => {
+                store.write_signatures(digest, found.as_deref().unwrap_or_default())?;
+                found
+            }
+            Err(e) if Unreachable::caused(&e) => match store.read_signatures(digest)? {
+                Some(kept) => {
+                    tracing::info!(%repository, digest, "the registry cannot be reached: checking the signatures kept from the last look");
+                    Some(kept)
+                }
+                None => {
+                    return Err(e.context(format!(
+                        "cannot check the signatures of {repository}@{digest}, and none were kept from an earlier look"
+                    )));
+                }
+            },
+            Err(e) => return Err(e),
+        };
+        policy.verify(&repository, digest, signatures.as_deref()).map(Some)
     }
 
     /// The store.
@@ -94,20 +152,25 @@ impl Registry {
             .context("reading the registry store did not finish")?
     }
 
-    /// The plugin `locked` pins: from the store, else pulled by its digest.
+    /// The plugin `locked` pins, once the trust policy lets it be served:
+    /// from the store, else pulled by its digest.
     pub async fn pull(&self, locked: &Locked) -> Result<Pulled> {
-        if let Some(pulled) = self.open(locked).await? {
-            return Ok(pulled);
-        }
         let reference = reference::parse(&locked.reference)?;
-        let store = self.store()?;
-        self.client().await?.fetch(&reference, &locked.digest, store).await?;
-        self.open(locked).await?.with_context(|| {
-            format!(
-                "{}@{}: pulled, but the store does not hold it whole (is the cache directory shared and being pruned?)",
-                locked.reference, locked.digest
-            )
-        })
+        let verdict = self.verify(&reference, &locked.digest).await?;
+        let pulled = match self.open(locked).await? {
+            Some(pulled) => pulled,
+            None => {
+                let store = self.store()?;
+                self.client().await?.fetch(&reference, &locked.digest, store).await?;
+                self.open(locked).await?.with_context(|| {
+                    format!(
+                        "{}@{}: pulled, but the store does not hold it whole (is the cache directory shared and being pruned?)",
+                        locked.reference, locked.digest
+                    )
+                })?
+            }
+        };
+        Ok(Pulled { verdict, ..pulled })
     }
 
     /// Each of `plugins`, pulled as [`Registry::pull`] does, at most
@@ -153,5 +216,6 @@ fn open_stored(store: &Store, locked: &Locked) -> Result<Option<Pulled>> {
         wasm_path: store.path(&artifact.wasm.digest),
         wasm,
         manifest,
+        verdict: None,
     }))
 }

@@ -7,6 +7,10 @@
 //! An entry is written to a temporary file, synced, and renamed into place,
 //! so a reader (another replica sharing the directory included) sees a whole
 //! entry or none.
+//!
+//! The signatures last found for an artifact are kept too, for a start with
+//! the registry down: as a content-addressed entry (their JSON) that
+//! `registry/signatures/HEX` (the artifact's digest) points to.
 
 use std::fs;
 use std::io::Write;
@@ -17,7 +21,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
 
-use super::reference::check_digest;
+use super::reference::{check_digest, digest_of};
+use crate::trust::Signature;
+
+/// A signature as the store keeps it.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct StoredSignature {
+    /// The payload, base64.
+    payload: String,
+    signature: String,
+}
 
 /// The store in a directory.
 #[derive(Debug, Clone)]
@@ -59,6 +72,67 @@ impl Store {
             return Ok(None);
         }
         Ok(Some(bytes))
+    }
+
+    /// Where the pointer to the signatures of `digest` is.
+    fn signatures_pointer(&self, digest: &str) -> PathBuf {
+        let registry = self.dir.parent().unwrap_or(&self.dir);
+        registry.join("signatures").join(digest.trim_start_matches("sha256:"))
+    }
+
+    /// Keeps `signatures` as those last found for the artifact `digest`.
+    pub fn write_signatures(&self, digest: &str, signatures: &[Signature]) -> Result<()> {
+        use base64::Engine as _;
+        check_digest(digest)?;
+        let stored: Vec<StoredSignature> = signatures
+            .iter()
+            .map(|s| StoredSignature {
+                payload: base64::engine::general_purpose::STANDARD.encode(&s.payload),
+                signature: s.signature.clone(),
+            })
+            .collect();
+        let json = serde_json::to_vec(&stored)?;
+        let json_digest = digest_of(&json);
+        self.write(&json_digest, &json)?;
+        let pointer = self.signatures_pointer(digest);
+        let dir = pointer.parent().expect("the pointer is in a directory");
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let temp = pointer.with_extension(format!("tmp{}", std::process::id()));
+        fs::write(&temp, &json_digest).with_context(|| format!("cannot write {}", temp.display()))?;
+        fs::rename(&temp, &pointer).with_context(|| format!("cannot move {} into place", temp.display()))
+    }
+
+    /// The signatures last found for the artifact `digest`; `None` when
+    /// none were ever looked up (or what was kept no longer matches).
+    pub fn read_signatures(&self, digest: &str) -> Result<Option<Vec<Signature>>> {
+        use base64::Engine as _;
+        check_digest(digest)?;
+        let json_digest = match fs::read_to_string(self.signatures_pointer(digest)) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e).context("cannot read the signatures kept in the registry store"),
+        };
+        let Ok(Some(json)) = self.read(json_digest.trim()) else {
+            return Ok(None);
+        };
+        let stored: Vec<StoredSignature> =
+            serde_json::from_slice(&json).context("the signatures kept in the registry store are not valid")?;
+        stored
+            .into_iter()
+            .map(|s| {
+                Ok(Signature {
+                    payload: base64::engine::general_purpose::STANDARD
+                        .decode(&s.payload)
+                        .context("a signature kept in the registry store is not valid")?,
+                    signature: s.signature,
+                })
+            })
+            .collect::<Result<_>>()
+            .map(Some)
     }
 
     /// Stores `bytes` as the content of `digest`, once they match it.
@@ -153,7 +227,6 @@ impl Drop for Entry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::reference::digest_of;
 
     #[test]
     fn content_enters_only_when_it_matches_its_digest_and_is_checked_when_read() {

@@ -276,7 +276,17 @@ impl Reloader {
                     );
                     (Err(why), Origin::File(path))
                 }
-                Source::File(path) => (self.runtime.load(&path).await, Origin::File(path)),
+                Source::File(path) => {
+                    let loaded = match self.registry.policy().filter(|policy| policy.require_signed_files) {
+                        Some(policy) => Err(anyhow::anyhow!(
+                            "{} is a loose file, and the trust policy {} serves signed plugins only                              (require_signed_files): publish it (`wasm-mcp push`), sign it (`wasm-mcp sign`)                              and add it by reference (`wasm-mcp add`)",
+                            path.display(),
+                            policy.path.display()
+                        )),
+                        None => self.runtime.load(&path).await,
+                    };
+                    (loaded, Origin::File(path))
+                }
                 Source::Locked(locked) => {
                     let loaded = match pulled.remove(&name).expect("every locked plugin was pulled") {
                         Ok(pulled) => self.load_pulled(&name, pulled, &locked).await,
@@ -331,6 +341,9 @@ impl Reloader {
     /// Loads the pulled plugin `name` under the manifest it was published with.
     async fn load_pulled(&self, name: &str, pulled: Pulled, locked: &Locked) -> Result<Arc<Plugin>> {
         let manifest = pulled.parsed_manifest(name, &self.dir, &locked.reference)?;
+        if let Some(verdict) = &pulled.verdict {
+            tracing::info!(plugin = name, digest = locked.digest, "trusted: {verdict}");
+        }
         self.runtime
             .load_component(name, &pulled.wasm_path, pulled.wasm, manifest)
             .await

@@ -1,0 +1,9 @@
+//! Trust in what is pulled, settled before it is compiled or served:
+//! signatures in cosign's key-based form ([`signature`]) checked against the
+//! operator's trust policy ([`policy`]). The registry front fetches the
+//! signatures (see `registry::client`) and asks the policy on every load.
+
+pub mod policy;
+pub mod signature;
+
+pub use policy::{Policy, Signature, Verdict};

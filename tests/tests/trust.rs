@@ -1,0 +1,339 @@
+//! Trust before a plugin runs, against a real registry (Debian's
+//! `docker-registry`, plain HTTP on loopback): keys made with `wasm-mcp
+//! keygen`, artifacts signed with `wasm-mcp sign` (cosign's form and tag),
+//! and a trust policy deciding what `add` pins and `serve` loads. The right
+//! signer is served; every refusal is said with its rule and reason:
+//! unsigned, another key, a signature for another artifact, a tampered
+//! payload, a malformed signature, no rule, a revoked digest or key, a loose
+//! file when only signed plugins may run. A signature deleted from the
+//! registry refuses the next load although the component is stored; with
+//! the registry down, the signatures kept from the last look decide.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+use wasm_mcp_tests::command::{fails, succeeds};
+use wasm_mcp_tests::expect::single_text;
+use wasm_mcp_tests::process::serve_command;
+use wasm_mcp_tests::registry::TestRegistry;
+use wasm_mcp_tests::{PluginDir, StdioServer, plugin_wasm};
+
+const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+
+/// A plain-HTTP registry, a store, keys and a policy file in one place.
+struct Setup {
+    registry: TestRegistry,
+    work: tempfile::TempDir,
+}
+
+impl Setup {
+    fn new() -> Self {
+        Self {
+            registry: TestRegistry::start_plain(),
+            work: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.work.path().join(name)
+    }
+
+    /// `wasm-mcp ARGS…` for this registry, with the store in the work directory.
+    fn wasm_mcp(&self, args: &[&str]) -> Command {
+        let mut command = self.registry.wasm_mcp(&self.path("cache"));
+        command.args(args);
+        command
+    }
+
+    /// A key pair made by `wasm-mcp keygen`: the public key's path.
+    fn keygen(&self, name: &str) -> PathBuf {
+        let prefix = self.path(name);
+        let mut command = Command::new(wasm_mcp_tests::binary());
+        command.arg("keygen").arg("--out").arg(&prefix);
+        assert_eq!(
+            succeeds(command).trim(),
+            prefix.with_extension("pub").display().to_string()
+        );
+        prefix.with_extension("pub")
+    }
+
+    /// Publishes the built plugin `built` at `repository:tag`; the pinned reference.
+    fn push(&self, built: &str, reference: &str) -> String {
+        let dir = self.path(&format!("publish-{}", reference.replace(['/', ':'], "-")));
+        std::fs::create_dir_all(&dir).unwrap();
+        let wasm = dir.join("plugin.wasm");
+        std::fs::copy(plugin_wasm(built), &wasm).unwrap();
+        let reference = self.registry.reference(reference);
+        let out = succeeds(self.wasm_mcp(&["push", wasm.to_str().unwrap(), &reference]));
+        out.trim().to_owned()
+    }
+
+    /// `wasm-mcp sign REF --key NAME.key`.
+    fn sign(&self, reference: &str, key: &str) {
+        let key = self.path(key).with_extension("key");
+        succeeds(self.wasm_mcp(&["sign", reference, "--key", key.to_str().unwrap()]));
+    }
+
+    /// Writes the trust policy (`ADDR` in `text` stands for the registry).
+    fn policy(&self, text: &str) -> PathBuf {
+        let path = self.path("policy.toml");
+        std::fs::write(&path, text.replace("ADDR", &self.registry.addr)).unwrap();
+        path
+    }
+
+    /// `wasm-mcp add REF` under the policy, into `plugins` as `name`.
+    fn add(&self, plugins: &Path, reference: &str, name: &str) -> Command {
+        let mut command = self.wasm_mcp(&[
+            "add",
+            reference,
+            "--name",
+            name,
+            "--pull-retries",
+            "0",
+            "--trust-policy",
+        ]);
+        command.arg(self.path("policy.toml")).arg("--plugins").arg(plugins);
+        command
+    }
+
+    /// A server of `plugins` under the policy.
+    fn serve(&self, plugins: &Path) -> StdioServer {
+        let mut command = serve_command(plugins);
+        self.registry.configure(&mut command, &self.path("cache"));
+        command
+            .arg("--trust-policy")
+            .arg(self.path("policy.toml"))
+            .args(["--pull-retries", "0"]);
+        let mut server = StdioServer::spawn_command(command);
+        server.initialize(json!({}));
+        server.wait_until_loaded();
+        server
+    }
+
+    /// The registry's HTTP API (plain HTTP, no password).
+    fn api(&self, path: &str) -> String {
+        format!("http://{}/v2/{path}", self.registry.addr)
+    }
+
+    /// The signature manifest of `pinned` (`ADDR/REPO@sha256:HEX`) and its digest.
+    fn signature_manifest(&self, pinned: &str) -> (Value, String) {
+        let (repository, tag) = signature_tag(&self.registry.addr, pinned);
+        let response = reqwest::blocking::Client::new()
+            .get(self.api(&format!("{repository}/manifests/{tag}")))
+            .header("Accept", OCI_MANIFEST)
+            .send()
+            .unwrap();
+        assert!(response.status().is_success(), "{}", response.status());
+        let digest = response.headers()["docker-content-digest"].to_str().unwrap().to_owned();
+        (serde_json::from_str(&response.text().unwrap()).unwrap(), digest)
+    }
+
+    /// Puts `manifest` as the signatures of `pinned`.
+    fn put_signature_manifest(&self, pinned: &str, manifest: &Value) {
+        let (repository, tag) = signature_tag(&self.registry.addr, pinned);
+        let response = reqwest::blocking::Client::new()
+            .put(self.api(&format!("{repository}/manifests/{tag}")))
+            .header("Content-Type", OCI_MANIFEST)
+            .body(manifest.to_string())
+            .send()
+            .unwrap();
+        assert!(response.status().is_success(), "{}", response.status());
+    }
+}
+
+/// The repository (without the registry) and signature tag of `pinned`.
+fn signature_tag(addr: &str, pinned: &str) -> (String, String) {
+    let (name, digest) = pinned.split_once('@').unwrap();
+    let repository = name.strip_prefix(&format!("{addr}/")).unwrap();
+    let repository = repository.rsplit_once(':').map_or(repository, |(r, _)| r);
+    (repository.to_owned(), digest.replacen(':', "-", 1) + ".sig")
+}
+
+#[track_caller]
+fn refused(command: Command, what: &[&str]) {
+    let stderr = fails(command);
+    for w in what {
+        assert!(stderr.contains(w), "{w:?} in:\n{stderr}");
+    }
+}
+
+#[test]
+fn the_signer_a_rule_names_is_served_and_every_other_case_is_refused_with_its_reason() {
+    let setup = Setup::new();
+    let publisher = setup.keygen("publisher");
+    let stranger = setup.keygen("stranger");
+    setup.policy(&format!(
+        "[[rule]]\npattern = \"ADDR/trusted/*\"\nkeys = [\"{}\"]\n\n\
+         [[rule]]\npattern = \"ADDR/dev/**\"\nallow_unsigned = true\n",
+        publisher.file_name().unwrap().to_str().unwrap()
+    ));
+    let plugins = PluginDir::empty();
+    let rule = "rule \"ADDR/trusted/*\" wants a signature by".replace("ADDR", &setup.registry.addr);
+
+    // Signed by the publisher: added, and served.
+    let signed = setup.push("versioned-v1", "trusted/versioned:1");
+    setup.sign(&signed, "publisher");
+    let added = succeeds(setup.add(plugins.path(), &signed, "versioned"));
+    assert!(added.contains("Added versioned"), "{added}");
+    let mut verify = setup.wasm_mcp(&["verify", &signed, "--key"]);
+    verify.arg(&publisher);
+    let verified = succeeds(verify);
+    assert!(
+        verified.contains(&format!("signature 1  signed by {}", publisher.display())),
+        "{verified}"
+    );
+    let mut server = setup.serve(plugins.path());
+    assert_eq!(single_text(server.call_tool("version", json!({})).result()), "v1");
+    server.shutdown();
+
+    // Unsigned.
+    let unsigned = setup.push("raw-echo", "trusted/unsigned:1");
+    refused(
+        setup.add(plugins.path(), &unsigned, "unsigned"),
+        &[&rule, "it is unsigned (the registry has no sha256-"],
+    );
+
+    // Signed by a key the rule does not name.
+    let other = setup.push("raw-echo", "trusted/other:1");
+    setup.sign(&other, "stranger");
+    refused(
+        setup.add(plugins.path(), &other, "other"),
+        &[&rule, "signature 1 does not verify with those keys"],
+    );
+    let mut verify = setup.wasm_mcp(&["verify", &other, "--key"]);
+    verify.arg(&publisher);
+    refused(verify, &["no signature of", "verifies with the keys given"]);
+    let mut verify = setup.wasm_mcp(&["verify", &other, "--key"]);
+    verify.arg(&stranger);
+    succeeds(verify);
+
+    // The publisher's signature of one artifact, copied to another.
+    let copied = setup.push("raw-echo", "trusted/versioned:2");
+    let (manifest, _) = setup.signature_manifest(&signed);
+    setup.put_signature_manifest(&copied, &manifest);
+    refused(
+        setup.add(plugins.path(), &copied, "copied"),
+        &[&format!(
+            "is for another artifact, {}",
+            signed.rsplit('@').next().unwrap()
+        )],
+    );
+
+    // A payload altered in the registry's storage after it was signed.
+    let tampered = setup.push("raw-echo", "trusted/tampered:1");
+    setup.sign(&tampered, "publisher");
+    let (manifest, _) = setup.signature_manifest(&tampered);
+    let payload = setup
+        .registry
+        .blob_path(manifest["layers"][0]["digest"].as_str().unwrap());
+    let text = std::fs::read_to_string(&payload).unwrap();
+    std::fs::write(&payload, text.replace("sha256:", "sha256:0")).unwrap();
+    refused(
+        setup.add(plugins.path(), &tampered, "tampered"),
+        &["a signature payload of", "does not match its digest"],
+    );
+
+    // A signature that is not one.
+    let malformed = setup.push("raw-echo", "trusted/malformed:1");
+    setup.sign(&malformed, "publisher");
+    let (mut manifest, _) = setup.signature_manifest(&malformed);
+    manifest["layers"][0]["annotations"]["dev.cosignproject.cosign/signature"] = json!("bm90IGEgc2lnbmF0dXJl");
+    setup.put_signature_manifest(&malformed, &manifest);
+    refused(
+        setup.add(plugins.path(), &malformed, "malformed"),
+        &[
+            &rule,
+            "signature 1 is malformed: the signature is not an ASN.1 DER ECDSA signature",
+        ],
+    );
+
+    // No rule covers it: no default trust.
+    let elsewhere = setup.push("raw-echo", "elsewhere/echo:1");
+    refused(
+        setup.add(plugins.path(), &elsewhere, "elsewhere"),
+        &["no rule covers", "add a rule naming the keys that sign it"],
+    );
+
+    // A development registry's rule lets unsigned plugins in.
+    let dev = setup.push("raw-echo", "dev/team/echo:1");
+    succeeds(setup.add(plugins.path(), &dev, "dev-echo"));
+    assert!(
+        !std::fs::read_to_string(plugins.path().join("plugins.lock"))
+            .unwrap()
+            .contains("unsigned"),
+        "nothing refused was pinned"
+    );
+}
+
+#[test]
+fn revoked_digests_and_keys_loose_files_and_deleted_signatures_stop_a_plugin() {
+    let mut setup = Setup::new();
+    let publisher = setup.keygen("publisher");
+    let rule = |setup: &Setup, revoked: &str| {
+        setup.policy(&format!(
+            "[[rule]]\npattern = \"ADDR/trusted/*\"\nkeys = [\"publisher.pub\"]\n\n[revoked]\n{revoked}"
+        ))
+    };
+    rule(&setup, "");
+    let plugins = PluginDir::empty();
+    let signed = setup.push("versioned-v1", "trusted/versioned:1");
+    setup.sign(&signed, "publisher");
+    succeeds(setup.add(plugins.path(), &signed, "versioned"));
+    let digest = signed.rsplit('@').next().unwrap();
+
+    rule(&setup, &format!("digests = [\"{digest}\"]\n"));
+    refused(setup.add(plugins.path(), &signed, "again"), &["its digest is revoked"]);
+    rule(&setup, "keys = [\"publisher.pub\"]\n");
+    refused(
+        setup.add(plugins.path(), &signed, "again"),
+        &[&format!("signature 1 is by the revoked key {}", publisher.display())],
+    );
+    rule(&setup, "");
+
+    // The registry down: the signatures kept from the last look decide.
+    setup.registry.stop();
+    let mut registry_down = setup.serve(plugins.path());
+    assert_eq!(
+        single_text(registry_down.call_tool("version", json!({})).result()),
+        "v1"
+    );
+    let stderr = registry_down.stderr();
+    assert!(
+        stderr.contains("checking the signatures kept from the last look"),
+        "{stderr}"
+    );
+    registry_down.shutdown();
+    setup.registry.run();
+
+    // The signature deleted from the registry: the next start refuses the
+    // plugin although its component is in the store.
+    let (_, manifest_digest) = setup.signature_manifest(&signed);
+    let (repository, _) = signature_tag(&setup.registry.addr, &signed);
+    let deleted = reqwest::blocking::Client::new()
+        .delete(setup.api(&format!("{repository}/manifests/{manifest_digest}")))
+        .send()
+        .unwrap();
+    assert!(deleted.status().is_success(), "{}", deleted.status());
+    let mut server = setup.serve(plugins.path());
+    let error = server.call_tool("version", json!({})).error().message;
+    assert!(error.contains("Unknown tool"), "{error}");
+    let stderr = server.stderr();
+    server.shutdown();
+    assert!(
+        stderr.contains("it is unsigned (the registry has no sha256-") && stderr.contains("the plugin is not served"),
+        "{stderr}"
+    );
+
+    // Only signed plugins: a loose file is refused too.
+    setup.policy("require_signed_files = true\n");
+    let loose = PluginDir::with(&["raw-echo"]);
+    let mut server = setup.serve(loose.path());
+    assert!(server.call_tool("echo", json!({"message": "x"})).is_error());
+    let stderr = server.stderr();
+    server.shutdown();
+    assert!(
+        stderr.contains("is a loose file, and the trust policy") && stderr.contains("serves signed plugins only"),
+        "{stderr}"
+    );
+}

@@ -278,7 +278,7 @@ impl Session {
             return self.answer(&id, &era, &served, Err(error));
         }
         served.trace(&id, self.version_of(&era), trace.as_ref());
-        let request = match Request::parse(&method, params) {
+        let request = match Request::parse(&method, target, params) {
             Ok(request) => request,
             Err(error) => return self.answer(&id, &era, &served, Err(error)),
         };

@@ -10,6 +10,7 @@
 //! | [`reload`] | the plugins directory and the set of plugins loaded from it |
 //! | [`registry`] | plugins from OCI registries: the lockfile, the content-addressed store, the client |
 //! | [`session`] | one client's conversation: lifecycle, typed dispatch, requests to the client |
+//! | [`request`] | one request's answer, typed until rendered once, and its metric and span |
 //! | [`tasks`] | long calls the client polls |
 //! | [`state`] | what replicas share and restarts keep: task records, leases, events |
 //! | [`catalog`] | every tool, resource and prompt under the names the client sees |
@@ -41,6 +42,7 @@ pub mod principal;
 pub mod protocol;
 pub mod registry;
 pub mod reload;
+pub mod request;
 pub mod runtime;
 pub mod sandbox;
 pub mod session;

@@ -14,6 +14,7 @@ const LAYERS: &[&str] = &[
     "reload",
     "registry",
     "session",
+    "request",
     "tasks",
     "state",
     "catalog",

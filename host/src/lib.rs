@@ -7,6 +7,7 @@
 //! | layer | owns |
 //! |---|---|
 //! | [`transport`] | stdio and Streamable HTTP: moving messages between a client and a session |
+//! | [`auth`] | who may use the server over HTTP, and for what: host and origin checks, tokens, OAuth, scopes |
 //! | [`reload`] | the plugins directory and the set of plugins loaded from it |
 //! | [`registry`] | plugins from OCI registries: the lockfile, the content-addressed store, the client |
 //! | [`session`] | one client's conversation: lifecycle, typed dispatch, requests to the client |
@@ -30,6 +31,7 @@
 //!
 //! The command line (`cli/`, in the binary) sits on top of them all.
 
+pub mod auth;
 pub mod call;
 pub mod catalog;
 pub mod config;

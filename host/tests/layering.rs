@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&str] = &[
     "cli",
     "transport",
+    "auth",
     "reload",
     "registry",
     "session",

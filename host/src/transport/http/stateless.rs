@@ -22,7 +22,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::App;
-use super::access::Credential;
+use crate::auth::Credential;
 use crate::protocol::envelope;
 use crate::protocol::jsonrpc::{INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
 use crate::protocol::modern::{

@@ -132,6 +132,12 @@ impl Access {
     }
 
     /// Checks a request's headers; returns whom it acts for.
+    ///
+    /// # Errors
+    ///
+    /// 403 for a `Host` or `Origin` not allowed; 401 (with its challenge)
+    /// without a valid token, 403 for a token lacking the scopes every
+    /// request needs, 503 while the authorization server cannot be asked.
     pub async fn check(&self, headers: &HeaderMap) -> Result<Credential, Refusal> {
         self.check_host(headers)?;
         self.check_origin(headers)?;
@@ -153,6 +159,10 @@ impl Access {
     /// plugins in `catalog`. The challenge names every scope the request
     /// needs, those every request needs included, so that a client that
     /// asks for exactly these gets a token that serves it.
+    ///
+    /// # Errors
+    ///
+    /// That 403, with its `insufficient_scope` challenge.
     pub fn authorize(&self, principal: &Credential, catalog: &Catalog, message: &Incoming) -> Result<(), Refusal> {
         let (Some(oauth), Some(principal)) = (self.resource_server(), principal) else {
             return Ok(());

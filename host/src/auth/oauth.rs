@@ -239,7 +239,14 @@ fn http_client() -> Http {
 
 impl ResourceServer {
     /// The resource server `settings` describe, for the endpoint listening
-    /// at `local`; `None` when no issuer is configured.
+    /// at `local` (its path `endpoint`); `None` when no issuer is configured.
+    ///
+    /// # Errors
+    ///
+    /// A setting that is not what it must be (the issuer or resource not a
+    /// URL, a scope that is not a scope token, an algorithm not allowed, an
+    /// introspection client without its secret), named with the flag that
+    /// sets it.
     pub fn new(
         settings: &AuthValues,
         client_secret: Option<String>,
@@ -332,6 +339,12 @@ impl ResourceServer {
     }
 
     /// The principal `token` was issued for, or why it is refused.
+    ///
+    /// # Errors
+    ///
+    /// [`Refused::Invalid`] for a token that is not good, and
+    /// [`Refused::Unavailable`] while the authorization server cannot be
+    /// read or asked.
     pub async fn validate(&self, token: &str) -> Result<Principal, Refused> {
         match &self.validator {
             Validator::Jwt { algorithms, leeway } => self.validate_jwt(token, algorithms, *leeway).await,

@@ -17,7 +17,9 @@ static SERVER_IDENTITY: LazyLock<Value> =
 /// failed (`isError`: labelled `tool_error` in metrics and traces).
 #[derive(Debug)]
 pub struct Reply {
+    /// The result, as the method renders it.
     pub value: Value,
+    /// Whether it is a tool's result with `isError`.
     pub tool_error: bool,
 }
 
@@ -43,14 +45,19 @@ pub enum Answer {
     },
     /// 2026-07-28 tasks extension: the call runs on as this task (`CreateTaskResult`).
     TaskCreated(Value),
+    /// The request failed (in the JSON-RPC codes of 2025-11-25; see
+    /// [`Answer::into_modern_response`] for a 2026-07-28 request's).
     Error(RpcError),
 }
 
 /// What kind of answer a response carries, for whoever delivers it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AnswerKind {
+    /// [`Answer::Result`].
     Result,
+    /// [`Answer::InputRequired`].
     InputRequired,
+    /// [`Answer::TaskCreated`].
     TaskCreated,
     /// An error, by the code the client gets.
     Error(i32),
@@ -66,6 +73,7 @@ impl<T: Into<Reply>> From<Result<T, RpcError>> for Answer {
 }
 
 impl Answer {
+    /// Its kind, by which a transport delivers it.
     pub fn kind(&self) -> AnswerKind {
         match self {
             Answer::Result(_) => AnswerKind::Result,

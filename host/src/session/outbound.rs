@@ -33,7 +33,7 @@ pub struct Outgoing {
     /// not counted). A transport drops it once the message is written.
     pub charge: Option<Charge>,
     /// For the response to a request: how the request ended.
-    pub answer: Option<AnswerKind>,
+    pub(crate) answer: Option<AnswerKind>,
 }
 
 impl Outgoing {

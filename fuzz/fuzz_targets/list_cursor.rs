@@ -42,7 +42,7 @@ const KINDS: [(ListKind, &str, &str); 5] = [
 
 /// The page a list request with `params` asks for, as the session reads it.
 fn list_page(method: &str, entries: &BTreeMap<String, Value>, params: Value, size: usize) -> Result<Value, RpcError> {
-    match Request::parse(&Method::from_name(method), params)? {
+    match Request::parse(&Method::from_name(method), None, params)? {
         Request::List { kind, cursor } => page(kind, entries, cursor.as_deref(), size, None),
         other => panic!("{method} parsed as {other:?}"),
     }

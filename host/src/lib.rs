@@ -7,10 +7,12 @@
 //! | layer | owns |
 //! |---|---|
 //! | [`transport`] | stdio and Streamable HTTP: moving messages between a client and a session |
+//! | `auth` | who may use the server over HTTP, and for what: host and origin checks, tokens, OAuth, scopes |
 //! | [`reload`] | the plugins directory and the set of plugins loaded from it |
 //! | [`registry`] | plugins from OCI registries: the lockfile, the content-addressed store, the client |
 //! | [`trust`] | signatures of pulled plugins and the operator's trust policy |
 //! | [`session`] | one client's conversation: lifecycle, typed dispatch, requests to the client |
+//! | `request` | one request's answer, typed until rendered once, and its metric and span |
 //! | [`tasks`] | long calls the client polls |
 //! | [`state`] | what replicas share and restarts keep: task records, leases, events |
 //! | [`catalog`] | every tool, resource and prompt under the names the client sees |
@@ -30,6 +32,7 @@
 //!
 //! The command line (`cli/`, in the binary) sits on top of them all.
 
+pub(crate) mod auth;
 pub mod call;
 pub mod catalog;
 pub mod config;
@@ -42,6 +45,7 @@ pub mod principal;
 pub mod protocol;
 pub mod registry;
 pub mod reload;
+pub(crate) mod request;
 pub mod runtime;
 pub mod sandbox;
 pub mod session;

@@ -11,10 +11,12 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&str] = &[
     "cli",
     "transport",
+    "auth",
     "reload",
     "registry",
     "trust",
     "session",
+    "request",
     "tasks",
     "state",
     "catalog",
@@ -209,6 +211,33 @@ fn top_level_modules_import_only_the_layers_below_them() {
     assert!(
         violations.is_empty(),
         "imports must point down the layers {LAYERS:?}:\n{}",
+        violations.join("\n")
+    );
+}
+
+/// What the transports may use: the protocol they speak, authorization,
+/// the request layer, the sessions (and, until it has a module of its own,
+/// the process-wide hub) they deliver messages to, the settings and the
+/// metrics they serve. Catalog, manifests, plugins, the sandbox: never.
+const TRANSPORT_USES: &[&str] = &["auth", "protocol", "request", "session", "settings", "metrics"];
+
+#[test]
+fn transport_only_moves_messages() {
+    let mut violations = Vec::new();
+    for source in all_sources() {
+        if source.module.first().is_none_or(|m| m != "transport") {
+            continue;
+        }
+        for path in references(&source) {
+            let Some(target) = path.first() else { continue };
+            if target != "transport" && !TRANSPORT_USES.contains(&target.as_str()) {
+                violations.push(format!("{} uses {}", source.file.display(), path.join("::")));
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "transport/ may use only {TRANSPORT_USES:?}:\n{}",
         violations.join("\n")
     );
 }

@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value};
 
+use super::envelope::Target;
 use super::{LogLevel, Method, RpcError};
 
 /// The lists a client pages through.
@@ -175,9 +176,16 @@ fn string_map(value: Option<&Value>, what: &str) -> Result<Vec<(String, String)>
 }
 
 impl Request {
-    /// Parses the params of `method`, taking what it keeps out of them.
-    pub fn parse(method: &Method, mut params: Value) -> Result<Request, RpcError> {
+    /// Parses the params of `method`, taking what it keeps out of them; the
+    /// entry it names is its envelope's `target` (read there, not again here).
+    pub fn parse(method: &Method, mut target: Option<String>, mut params: Value) -> Result<Request, RpcError> {
         let name = method.name();
+        let mut named = || {
+            target.take().ok_or_else(|| {
+                let key = method.target().map_or("name", Target::key);
+                RpcError::invalid_params(format!("{name} needs a string \"{key}\" in params"))
+            })
+        };
         let list = |kind| -> Result<Request, RpcError> {
             let cursor = match params.get("cursor") {
                 None | Some(Value::Null) => None,
@@ -186,7 +194,6 @@ impl Request {
             };
             Ok(Request::List { kind, cursor })
         };
-        let task_id = |params: &Value| string_param(params, "taskId", name);
         Ok(match method {
             Method::Initialize => Request::Initialize {
                 protocol_version: string_param(&params, "protocolVersion", name)?,
@@ -215,37 +222,25 @@ impl Request {
                     .and_then(|l| serde_json::from_value(l.clone()).ok())
                     .ok_or_else(|| RpcError::invalid_params("logging/setLevel needs \"level\": one of debug, info, notice, warning, error, critical, alert, emergency"))?,
             ),
-            Method::Subscribe => Request::Subscribe {
-                uri: string_param(&params, "uri", name)?,
-            },
-            Method::Unsubscribe => Request::Unsubscribe {
-                uri: string_param(&params, "uri", name)?,
-            },
+            Method::Subscribe => Request::Subscribe { uri: named()? },
+            Method::Unsubscribe => Request::Unsubscribe { uri: named()? },
             Method::ListTools => list(ListKind::Tools)?,
             Method::ListPrompts => list(ListKind::Prompts)?,
             Method::ListResources => list(ListKind::Resources)?,
             Method::ListTemplates => list(ListKind::Templates)?,
             Method::ListTasks => list(ListKind::Tasks)?,
-            Method::CallTool => Request::CallTool(CallTool::parse(&mut params)?),
-            Method::ReadResource => Request::ReadResource {
-                uri: string_param(&params, "uri", name)?,
-            },
+            Method::CallTool => Request::CallTool(CallTool::parse(named()?, &mut params)?),
+            Method::ReadResource => Request::ReadResource { uri: named()? },
             Method::GetPrompt => Request::GetPrompt {
-                name: string_param(&params, "name", name)?,
+                name: named()?,
                 arguments: string_map(params.get("arguments"), "prompt argument")?,
             },
             Method::Complete => Request::Complete(Complete::parse(&params)?),
-            Method::GetTask => Request::GetTask {
-                task_id: task_id(&params)?,
-            },
-            Method::TaskResult => Request::TaskResult {
-                task_id: task_id(&params)?,
-            },
-            Method::CancelTask => Request::CancelTask {
-                task_id: task_id(&params)?,
-            },
+            Method::GetTask => Request::GetTask { task_id: named()? },
+            Method::TaskResult => Request::TaskResult { task_id: named()? },
+            Method::CancelTask => Request::CancelTask { task_id: named()? },
             Method::UpdateTask => Request::UpdateTask {
-                task_id: task_id(&params)?,
+                task_id: named()?,
                 responses: match params.get_mut("inputResponses").map(Value::take) {
                     None | Some(Value::Null) => Map::new(),
                     Some(Value::Object(responses)) => responses,
@@ -262,9 +257,8 @@ impl Request {
 }
 
 impl CallTool {
-    /// Takes the arguments out of `params`.
-    fn parse(params: &mut Value) -> Result<Self, RpcError> {
-        let name = string_param(params, "name", "tools/call")?;
+    /// The call of tool `name`, taking the arguments out of `params`.
+    fn parse(name: String, params: &mut Value) -> Result<Self, RpcError> {
         let arguments = match params.get_mut("arguments").map(Value::take) {
             None | Some(Value::Null) => Value::Object(Map::new()),
             Some(args @ Value::Object(_)) => args,
@@ -349,13 +343,27 @@ mod tests {
     #[test]
     fn every_served_method_parses_and_an_unknown_one_is_not_found() {
         for method in Method::SERVED {
-            let parsed = Request::parse(method, json!({}));
+            let parsed = Request::parse(method, None, json!({}));
             assert!(
                 !matches!(&parsed, Err(error) if error.code == METHOD_NOT_FOUND),
                 "{method:?} is known but not served"
             );
         }
-        let unknown = Request::parse(&Method::from_name("made/up"), json!({}));
+        let unknown = Request::parse(&Method::from_name("made/up"), None, json!({}));
         assert!(matches!(unknown, Err(e) if e.code == METHOD_NOT_FOUND));
+    }
+
+    #[test]
+    fn the_entry_a_request_names_is_its_envelopes_target() {
+        let read = Request::parse(
+            &Method::ReadResource,
+            Some("file:///a".into()),
+            json!({ "uri": "ignored" }),
+        );
+        assert!(matches!(read, Ok(Request::ReadResource { uri }) if uri == "file:///a"));
+        let missing = Request::parse(&Method::CallTool, None, json!({ "name": 7 })).unwrap_err();
+        assert_eq!(missing.message, "tools/call needs a string \"name\" in params");
+        let task = Request::parse(&Method::GetTask, None, json!({})).unwrap_err();
+        assert_eq!(task.message, "tasks/get needs a string \"taskId\" in params");
     }
 }

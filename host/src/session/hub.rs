@@ -19,10 +19,10 @@ use tokio_util::task::TaskTracker;
 
 use super::Session;
 use super::mrtr::SuspendedCalls;
-use super::request_state::Sealer;
 use crate::call::ChangedLists;
 use crate::catalog::Catalog;
 use crate::protocol::LogLevel;
+use crate::request::Sealer;
 use crate::settings::ServerValues;
 use crate::state::{Event, StateStore};
 use crate::tasks::{ServerTasks, TaskSettings};

@@ -24,6 +24,7 @@ use crate::protocol::jsonrpc::{INVALID_REQUEST, SERVER_ERROR};
 use crate::protocol::modern::{self, CacheHint};
 use crate::protocol::requests::{CallTool, Complete, CompletionRef, ListKind, Request};
 use crate::protocol::{RequestId, RpcError, negotiate_version};
+use crate::request::Reply;
 use crate::settings;
 use crate::tasks;
 
@@ -55,11 +56,6 @@ fn server_capabilities(legacy: bool) -> Value {
     capabilities
 }
 
-/// The server's identity in every 2026-07-28 result's `_meta`: its name and version.
-pub(super) static SERVER_IDENTITY: std::sync::LazyLock<Value> = std::sync::LazyLock::new(
-    || json!({ "name": "wasm-mcp", "title": "wasm-mcp", "version": env!("CARGO_PKG_VERSION") }),
-);
-
 /// The server's description at initialize: name, version, what it is, its icon.
 fn server_info() -> Value {
     json!({
@@ -84,6 +80,9 @@ pub(super) enum Caching {
 }
 
 impl Caching {
+    /// No hint.
+    pub(super) const NONE: Caching = Caching::Known(None);
+
     pub(super) fn hint(self, hub: &Hub) -> Option<CacheHint> {
         match self {
             Caching::Known(hint) => hint,
@@ -140,7 +139,7 @@ impl Session {
         era: &Era,
         progress_token: Option<Value>,
         cancel: CancellationToken,
-    ) -> Result<Value, RpcError> {
+    ) -> Result<Reply, RpcError> {
         let scope = || self.call_scope(id, era, progress_token.clone(), cancel.clone());
         let page_size = self.hub.config.page_size;
         let modern_request = match era {
@@ -150,7 +149,7 @@ impl Session {
         if let Some(modern_request) = modern_request {
             needs_tasks_extension(&request, modern_request)?;
         }
-        match request {
+        let value = match request {
             Request::List {
                 kind: ListKind::Tasks,
                 cursor,
@@ -158,7 +157,7 @@ impl Session {
             Request::GetTask { task_id } if modern_request.is_some() => self.get_extension_task(&task_id).await,
             Request::GetTask { task_id } => self.get_task(&task_id),
             Request::Listen(filter) => self.listen(id, filter, cancel).await,
-            Request::TaskResult { task_id } => self.task_result(&task_id).await,
+            Request::TaskResult { task_id } => return self.task_result(&task_id).await,
             Request::CancelTask { task_id } if modern_request.is_some() => self.cancel_extension_task(&task_id).await,
             Request::CancelTask { task_id } => self.cancel_task(&task_id),
             Request::UpdateTask { task_id, responses } if modern_request.is_some() => {
@@ -182,10 +181,10 @@ impl Session {
             }
             Request::CallTool(params) => {
                 let catalog = self.hub.loaded_catalog().await;
-                match modern_request {
+                return match modern_request {
                     Some(modern_request) => self.call_tool_modern(catalog, params, modern_request, scope).await,
                     None => self.call_tool(catalog, params, scope, progress_token.clone()).await,
-                }
+                };
             }
             Request::ReadResource { uri } => read_resource(&*self.hub.loaded_catalog().await, &uri, scope()).await,
             Request::GetPrompt { name, arguments } => {
@@ -198,7 +197,8 @@ impl Session {
             | Request::SetLogLevel(_)
             | Request::Subscribe { .. }
             | Request::Unsubscribe { .. } => unreachable!("answered inline"),
-        }
+        };
+        value.map(Reply::from)
     }
 
     /// A 2026-07-28 tools/call: a tool that supports tasks may become one
@@ -210,7 +210,7 @@ impl Session {
         params: CallTool,
         request: &ModernRequest,
         scope: impl Fn() -> Arc<CallScope>,
-    ) -> Result<Value, RpcError> {
+    ) -> Result<Reply, RpcError> {
         let extension = request.meta.has_extension(tasks::EXTENSION);
         // A call that may run again from the start keeps what started it.
         let rerunnable = catalog
@@ -243,7 +243,7 @@ impl Session {
         }
         match call.run(scope()).await? {
             ToolOutcome::Crashed { error, .. } if exchange.is_some_and(|exchange| exchange.is_task()) => Err(error),
-            outcome => Ok(outcome.into_result()),
+            outcome => Ok(outcome.into_reply()),
         }
     }
 
@@ -254,10 +254,10 @@ impl Session {
         params: CallTool,
         scope: impl Fn() -> Arc<CallScope>,
         progress_token: Option<Value>,
-    ) -> Result<Value, RpcError> {
+    ) -> Result<Reply, RpcError> {
         let call = ToolCall::new(catalog, params.name, params.arguments)?;
         match params.task {
-            Some(task) => self.start_task(call, task.ttl_ms, progress_token),
+            Some(task) => self.start_task(call, task.ttl_ms, progress_token).map(Reply::from),
             None => {
                 if call.tool().task_support == TaskSupport::Required {
                     return Err(RpcError::method_not_found(&format!(
@@ -265,7 +265,7 @@ impl Session {
                         call.name
                     )));
                 }
-                Ok(call.run(scope()).await?.into_result())
+                Ok(call.run(scope()).await?.into_reply())
             }
         }
     }

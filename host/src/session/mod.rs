@@ -14,9 +14,8 @@ mod log_rate;
 mod methods;
 mod mrtr;
 mod outbound;
-mod request_state;
 mod results;
-mod served;
+mod status;
 mod task_extension;
 mod tasks;
 
@@ -40,15 +39,16 @@ use crate::protocol::jsonrpc::{self, INVALID_REQUEST, SERVER_ERROR};
 use crate::protocol::modern;
 use crate::protocol::requests::{Notification, Request};
 use crate::protocol::{Envelope, Incoming, LogLevel, Method, RequestId, RpcError};
+use crate::request::{Answer, AnswerKind, Reply, Served};
 use crate::settings;
 use crate::tasks::{Task, TaskSettings, TaskStore};
 use capabilities::ClientCapabilities;
 use client::PendingClientRequests;
 use listen::Listens;
 use log_rate::LogRate;
+use methods::Caching;
 use mrtr::ModernRequest;
 use outbound::{Key, Outbound};
-use served::Served;
 
 pub use outbound::{Charge, Outbox, Outgoing};
 
@@ -275,20 +275,17 @@ impl Session {
             Revision::Legacy => (Era::Legacy, None),
         };
         if let Err(error) = self.admit(&method, &era) {
-            return self.answer(&id, &era, &served, Err(error));
+            return self.answer(&id, &era, &served, Answer::Error(error), Caching::NONE);
         }
         served.trace(&id, self.version_of(&era), trace.as_ref());
-        let request = match Request::parse(&method, params) {
+        let request = match Request::parse(&method, target, params) {
             Ok(request) => request,
-            Err(error) => return self.answer(&id, &era, &served, Err(error)),
+            Err(error) => return self.answer(&id, &era, &served, Answer::Error(error), Caching::NONE),
         };
         let caching = self.caching(&request);
         // Methods that only touch session state answer in order, at once.
         let request = match self.answer_inline(request) {
-            Ok(outcome) => {
-                let cache = caching.hint(&self.hub);
-                return self.answer(&id, &era, &served, outcome.map(|result| (result, cache)));
-            }
+            Ok(outcome) => return self.answer(&id, &era, &served, outcome.into(), caching),
             Err(request) => request,
         };
         let token = CancellationToken::new();
@@ -305,7 +302,7 @@ impl Session {
                         settings::server::max_pending_requests.hint()
                     ),
                 );
-                return self.answer(&id, &era, &served, Err(error));
+                return self.answer(&id, &era, &served, Answer::Error(error), Caching::NONE);
             }
             in_flight.insert(id.clone(), token.clone());
         }
@@ -326,7 +323,7 @@ impl Session {
             let outcome = match conversation {
                 Some(conversation) => {
                     let (caller, call_id, call_era) = (session.clone(), id.clone(), era.clone());
-                    let start = move |cancel| -> BoxFuture<'static, Result<Value, RpcError>> {
+                    let start = move |cancel| -> BoxFuture<'static, Result<Reply, RpcError>> {
                         Box::pin(async move {
                             caller
                                 .dispatch(&call_id, request, &call_era, progress_token, cancel)
@@ -336,23 +333,21 @@ impl Session {
                     session.converse(conversation, start, token.clone()).await
                 }
                 None => tokio::select! {
-                    outcome = session.dispatch(&id, request, &era, progress_token, token.clone()) => Some(outcome),
+                    outcome = session.dispatch(&id, request, &era, progress_token, token.clone()) => Some(outcome.into()),
                     _ = token.cancelled() => None,
                 },
             };
             session.in_flight.lock().unwrap().remove(&id);
             match outcome {
-                Some(outcome) if !token.is_cancelled() => {
-                    let cache = caching.hint(&session.hub);
-                    session.answer(&id, &era, &served, outcome.map(|result| (result, cache)))
-                }
+                Some(answer) if !token.is_cancelled() => session.answer(&id, &era, &served, answer, caching),
                 _ => match session.stopped.get() {
                     Some(why) => session.respond(
                         &id,
-                        Err(RpcError::new(
+                        Answer::Error(RpcError::new(
                             SERVER_ERROR,
                             format!("\"{}\" was stopped before it finished: {why}", method.name()),
-                        )),
+                        ))
+                        .into_response(&id),
                     ),
                     None => tracing::debug!(%id, method = method.name(), "request cancelled; no response sent"),
                 },
@@ -364,28 +359,23 @@ impl Session {
         };
     }
 
-    /// Answers request `id` in its era: a modern result says its type, the
-    /// server and (for lists, reads and discovery) how long it may be cached;
-    /// a modern error uses the revision's codes.
-    fn answer(
-        &self,
-        id: &RequestId,
-        era: &Era,
-        served: &Served,
-        outcome: Result<(Value, Option<modern::CacheHint>), RpcError>,
-    ) {
-        served.record(
-            &self.hub,
-            self.version_of(era),
-            outcome.as_ref().map(|(result, _)| result),
-        );
-        let outcome = match era {
-            Era::Legacy => outcome.map(|(result, _)| result),
-            Era::Modern(_) => outcome
-                .map(|(result, cache)| modern::complete(result, &methods::SERVER_IDENTITY, cache))
-                .map_err(modern::error),
+    /// Answers request `id` in its era, rendering its answer once: a modern
+    /// result says its type, the server and (for lists, reads and
+    /// discovery, per `caching`) how long it may be cached; a modern error
+    /// uses the revision's codes.
+    fn answer(&self, id: &RequestId, era: &Era, served: &Served, answer: Answer, caching: Caching) {
+        served.record(self.version_of(era), &answer, |tool| self.serves_tool(tool));
+        let response = match era {
+            Era::Legacy => answer.into_response(id),
+            Era::Modern(_) => {
+                let cache = match answer {
+                    Answer::Error(_) => None,
+                    _ => caching.hint(&self.hub),
+                };
+                answer.into_modern_response(id, cache)
+            }
         };
-        self.respond(id, outcome);
+        self.respond(id, response);
     }
 
     /// Whether `method` may be served now: in a session, only initialize
@@ -436,16 +426,18 @@ impl Session {
 
     /// Answers a request refused before its era was known.
     fn refuse(&self, id: &RequestId, served: &Served, error: RpcError) {
-        served.record(&self.hub, modern::MODERN_VERSION, Err(&error));
-        self.respond(id, Err(error));
+        let answer = Answer::Error(error);
+        served.record(modern::MODERN_VERSION, &answer, |tool| self.serves_tool(tool));
+        self.respond(id, answer.into_response(id));
     }
 
-    fn respond(&self, id: &RequestId, outcome: Result<Value, RpcError>) {
-        let message = match outcome {
-            Ok(result) => jsonrpc::response(id, result),
-            Err(error) => jsonrpc::error_response(Some(id), &error),
-        };
-        self.outbound.respond(id, message);
+    /// Whether the catalog served now has `tool`.
+    fn serves_tool(&self, tool: &str) -> bool {
+        self.hub.catalog().tools.contains_key(tool)
+    }
+
+    fn respond(&self, id: &RequestId, (message, kind): (Value, AnswerKind)) {
+        self.outbound.respond(id, message, kind);
     }
 
     fn send(&self, message: Value, related_request: Option<RequestId>) {

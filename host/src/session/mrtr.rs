@@ -28,11 +28,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::Session;
 use super::capabilities::ClientCapabilities;
-use super::request_state::request_digest;
 use crate::call::{BoxFuture, ClientRequestError, Question};
 use crate::protocol::envelope::RoundTrip;
 use crate::protocol::modern::{self, RequestMeta};
 use crate::protocol::{Method, RequestId, RpcError};
+use crate::request::{Answer, Reply, request_digest};
 use crate::tasks::Task;
 
 /// A modern request: its `_meta`, and for a request that may ask the
@@ -330,7 +330,7 @@ pub fn open(
 
 /// A call waiting for its client's next round.
 pub struct Suspended {
-    call: BoxFuture<'static, Result<Value, RpcError>>,
+    call: BoxFuture<'static, Result<Reply, RpcError>>,
     asks: mpsc::UnboundedReceiver<Asked>,
     waiting: Asked,
     exchange: Arc<Exchange>,
@@ -410,9 +410,9 @@ impl Session {
     pub(super) async fn converse(
         self: &Arc<Self>,
         conversation: Conversation,
-        start: impl FnOnce(CancellationToken) -> BoxFuture<'static, Result<Value, RpcError>>,
+        start: impl FnOnce(CancellationToken) -> BoxFuture<'static, Result<Reply, RpcError>>,
         cancelled: CancellationToken,
-    ) -> Option<Result<Value, RpcError>> {
+    ) -> Option<Answer> {
         let (mut call, mut asks, exchange, cancel) = match conversation {
             Conversation::Fresh { exchange, asks } => {
                 let cancel = CancellationToken::new();
@@ -437,8 +437,8 @@ impl Session {
         };
         match round {
             Round::Done(outcome) => Some(match exchange.missing.lock().unwrap().take() {
-                Some(missing) => Err(missing),
-                None => outcome,
+                Some(missing) => Answer::Error(missing),
+                None => outcome.into(),
             }),
             Round::Asked(waiting) => {
                 let requests = waiting.requests.clone();
@@ -453,21 +453,25 @@ impl Session {
                     since: Instant::now(),
                 });
                 let state = self.hub.sealer.state(request, self.principal_id(), Some(key), answers);
-                Some(Ok(json!({
-                    "resultType": "input_required",
-                    "inputRequests": requests,
-                    "requestState": self.hub.sealer.seal(&state),
-                })))
+                Some(Answer::InputRequired {
+                    requests,
+                    state: self.hub.sealer.seal(&state),
+                })
             }
             Round::Detached(asked) => Some(
-                self.run_as_task(Detached {
-                    call,
-                    asks,
-                    asked,
-                    exchange,
-                    cancel,
-                })
-                .await,
+                match self
+                    .run_as_task(Detached {
+                        call,
+                        asks,
+                        asked,
+                        exchange,
+                        cancel,
+                    })
+                    .await
+                {
+                    Ok(task) => Answer::TaskCreated(task),
+                    Err(error) => Answer::Error(error),
+                },
             ),
             Round::Cancelled => {
                 cancel.cancel();
@@ -479,7 +483,7 @@ impl Session {
 
 /// A call that left its conversation to run as a task.
 pub struct Detached {
-    pub call: BoxFuture<'static, Result<Value, RpcError>>,
+    pub call: BoxFuture<'static, Result<Reply, RpcError>>,
     pub asks: mpsc::UnboundedReceiver<Asked>,
     /// What the call asked as it left, if it did.
     pub asked: Option<Asked>,
@@ -503,7 +507,7 @@ impl Detached {
 
 /// How one round of a conversation ended.
 enum Round {
-    Done(Result<Value, RpcError>),
+    Done(Result<Reply, RpcError>),
     Asked(Asked),
     /// With what the call asked as it left, if it did.
     Detached(Option<Asked>),

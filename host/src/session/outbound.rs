@@ -20,6 +20,7 @@ use tokio::sync::{Notify, mpsc};
 
 use crate::metrics::METRICS;
 use crate::protocol::{LogLevel, RequestId, jsonrpc};
+use crate::request::AnswerKind;
 use crate::settings;
 
 /// A message for the client, and the client request it belongs to (if any),
@@ -31,6 +32,8 @@ pub struct Outgoing {
     /// Its bytes, counted against the session's bound until dropped (none:
     /// not counted). A transport drops it once the message is written.
     pub charge: Option<Charge>,
+    /// For the response to a request: how the request ended.
+    pub(crate) answer: Option<AnswerKind>,
 }
 
 impl Outgoing {
@@ -40,6 +43,7 @@ impl Outgoing {
             message,
             related_request,
             charge: None,
+            answer: None,
         }
     }
 }
@@ -118,8 +122,9 @@ impl Outbound {
         let _ = self.sender.send(Outgoing::new(message, related_request));
     }
 
-    /// Sends the response to `id`, after what is held for that request.
-    pub fn respond(&self, id: &RequestId, message: Value) {
+    /// Sends the response to `id` (`answer` says how the request ended),
+    /// after what is held for that request.
+    pub fn respond(&self, id: &RequestId, message: Value, answer: AnswerKind) {
         let mut held = self.held.lock().unwrap();
         if held
             .coalesced
@@ -134,7 +139,10 @@ impl Outbound {
                 let _ = self.sender.send(out);
             }
         }
-        self.send(message, Some(id.clone()));
+        let _ = self.sender.send(Outgoing {
+            answer: Some(answer),
+            ..Outgoing::new(message, Some(id.clone()))
+        });
     }
 
     /// A charge of `bytes` if the bound has room for it (a message larger
@@ -166,9 +174,8 @@ impl Outbound {
 
     fn send_charged(&self, message: Value, related_request: Option<RequestId>, charge: Charge) {
         let _ = self.sender.send(Outgoing {
-            message,
-            related_request,
             charge: Some(charge),
+            ..Outgoing::new(message, related_request)
         });
     }
 
@@ -354,7 +361,11 @@ mod tests {
         for n in 1..=100 {
             outbound.coalesce(Key::Progress(id(1)), progress(n), Some(id(1)));
         }
-        outbound.respond(&id(1), json!({ "jsonrpc": "2.0", "id": 1, "result": {} }));
+        outbound.respond(
+            &id(1),
+            json!({ "jsonrpc": "2.0", "id": 1, "result": {} }),
+            AnswerKind::Result,
+        );
         let mut out = Vec::new();
         while let Ok(message) = sent.try_recv() {
             out.push(message);

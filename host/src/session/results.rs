@@ -15,6 +15,7 @@ use crate::limits::Limits;
 use crate::plugin::Plugin;
 use crate::protocol::RpcError;
 use crate::protocol::jsonrpc::serialized_len;
+use crate::request::Reply;
 
 /// What a tool call came to: the result for the client, as a success or a
 /// failure of the tool (`isError`).
@@ -53,11 +54,17 @@ impl ToolOutcome {
     }
 
     /// The result for the client.
-    pub fn into_result(self) -> Value {
+    /// The tool's result, saying whether it reports the tool's failure.
+    pub fn into_reply(self) -> Reply {
         match self {
-            ToolOutcome::Completed(result)
-            | ToolOutcome::Failed { result, .. }
-            | ToolOutcome::Crashed { result, .. } => result,
+            ToolOutcome::Completed(value) => Reply {
+                value,
+                tool_error: false,
+            },
+            ToolOutcome::Failed { result, .. } | ToolOutcome::Crashed { result, .. } => Reply {
+                value: result,
+                tool_error: true,
+            },
         }
     }
 }

@@ -285,7 +285,7 @@ async fn run(hub: Arc<Hub>, task: Arc<Task>, mut detached: Detached) {
     };
     tracing::debug!(task = %task.id, "the call of the task {how}; its instance is gone");
     let ended = match outcome {
-        Some(Ok(result)) => task.finish(Status::Completed, None, Some(Ok(result))),
+        Some(Ok(reply)) => task.finish(Status::Completed, None, Some(Ok(reply.value))),
         Some(Err(error)) => task.finish(
             Status::Failed,
             Some(error.message.clone()),

@@ -17,6 +17,7 @@ use crate::contract::bindings::tools::TaskSupport;
 use crate::limits::NotificationBounds;
 use crate::protocol::requests::ListKind;
 use crate::protocol::{LogLevel, RpcError};
+use crate::request::Reply;
 use crate::tasks::{RELATED_TASK, Status, Task};
 use crate::telemetry;
 
@@ -91,8 +92,15 @@ impl Session {
     }
 
     /// tasks/result: waits until the task ends.
-    pub(super) async fn task_result(&self, id: &str) -> Result<Value, RpcError> {
-        self.task_store.get(id)?.outcome().await
+    /// tasks/result: the task's result once it ends (a failed task's is
+    /// its tool's result that says the tool failed).
+    pub(super) async fn task_result(&self, id: &str) -> Result<Reply, RpcError> {
+        let task = self.task_store.get(id)?;
+        let value = task.outcome().await?;
+        Ok(Reply {
+            value,
+            tool_error: task.status() == Status::Failed,
+        })
     }
 
     pub(super) fn list_tasks(&self, cursor: Option<&str>) -> Result<Value, RpcError> {

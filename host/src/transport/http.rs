@@ -15,7 +15,6 @@ mod connections;
 mod error;
 mod handlers;
 mod health;
-mod oauth;
 mod sessions;
 mod sse;
 mod stateless;
@@ -32,11 +31,10 @@ use axum::routing::{get, post};
 use tokio_util::sync::CancellationToken;
 
 use super::shutdown_signal;
+use crate::auth::{Access, METADATA_PATH, ResourceServer};
 use crate::session::Hub;
 use crate::settings::{AuthValues, HttpValues};
-use access::Access;
 use connections::Connections;
-use oauth::ResourceServer;
 use sessions::Sessions;
 
 /// How long past the shutdown grace the server waits for connections to
@@ -91,7 +89,7 @@ pub async fn serve(hub: Arc<Hub>, config: HttpConfig) -> Result<()> {
             "--auth-issuer and bearer tokens (--auth-token-file, WASM_MCP_AUTH_TOKEN) are two ways to authenticate; choose one"
         );
     }
-    let oauth = ResourceServer::new(&config.auth, config.auth_client_secret.clone(), local)?.map(Arc::new);
+    let oauth = ResourceServer::new(&config.auth, config.auth_client_secret.clone(), local, ENDPOINT)?.map(Arc::new);
     if let Some(oauth) = &oauth {
         tokio::spawn(oauth.clone().warm_up());
     }
@@ -131,8 +129,8 @@ pub async fn serve(hub: Arc<Hub>, config: HttpConfig) -> Result<()> {
     // What anyone may read: health, the OAuth metadata a client needs
     // before it has a token, and the status page (which holds no data).
     let public = Router::new()
-        .route(oauth::METADATA_PATH, get(oauth::metadata))
-        .route(&format!("{}{ENDPOINT}", oauth::METADATA_PATH), get(oauth::metadata))
+        .route(METADATA_PATH, get(access::metadata))
+        .route(&format!("{METADATA_PATH}{ENDPOINT}"), get(access::metadata))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/status", get(health::status_page));

@@ -15,12 +15,13 @@ use tokio::time::Instant;
 
 use super::App;
 use super::accepts;
-use super::access::{Admitted, Credential};
+use super::access::Admitted;
 use super::error::HttpError;
 use super::sessions::HttpSession;
 use super::sse::{self, Connect};
 use super::stateless;
 use super::streams::{Connection, STANDALONE, StreamError, event_id, parse_event_id};
+use crate::auth::Credential;
 use crate::protocol::{Incoming, Method, RequestId, SUPPORTED_PROTOCOL_VERSIONS};
 use crate::settings;
 

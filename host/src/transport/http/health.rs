@@ -48,5 +48,5 @@ pub async fn status_page() -> Html<&'static str> {
 
 /// Behind the access layer.
 pub async fn status(State(app): State<Arc<App>>) -> axum::Json<serde_json::Value> {
-    axum::Json(operations::status(app.sessions.hub()))
+    axum::Json(app.sessions.hub().status())
 }

@@ -11,9 +11,9 @@ use axum::http::StatusCode;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-use super::access::Credential;
 use super::error::HttpError;
 use super::streams::Streams;
+use crate::auth::Credential;
 use crate::session::{Hub, Outgoing, Session};
 
 /// One MCP session reached over HTTP.

@@ -22,13 +22,14 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::App;
-use super::access::Credential;
+use crate::auth::Credential;
 use crate::protocol::envelope;
-use crate::protocol::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
+use crate::protocol::jsonrpc::{INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
 use crate::protocol::modern::{
     self, HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, PROTOCOL_VERSION, UNSUPPORTED_PROTOCOL_VERSION,
 };
 use crate::protocol::{Envelope, Incoming, Method, RequestId, RpcError};
+use crate::request::{Answer, AnswerKind};
 use crate::session::{Outgoing, Session};
 
 const PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -53,9 +54,12 @@ pub fn is_modern(headers: &HeaderMap, message: &Incoming) -> bool {
         }
 }
 
-/// The HTTP status a modern error answer is sent with.
-fn status_of(error_code: i64) -> StatusCode {
-    match error_code as i32 {
+/// The HTTP status a modern answer is sent with.
+fn status_of(answer: AnswerKind) -> StatusCode {
+    let AnswerKind::Error(code) = answer else {
+        return StatusCode::OK;
+    };
+    match code {
         METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
         INVALID_PARAMS
         | INVALID_REQUEST
@@ -238,10 +242,8 @@ pub async fn post(app: &App, headers: &HeaderMap, message: Incoming, credential:
         tool.listed.get("inputSchema")
     });
     if let Err(error) = check_headers(headers, &envelope, tool_schema) {
-        return json_response(
-            StatusCode::BAD_REQUEST,
-            &jsonrpc::error_response(Some(&envelope.id), &error),
-        );
+        let (message, answer) = Answer::Error(error).into_response(&envelope.id);
+        return json_response(status_of(answer), &message);
     }
     let id = envelope.id.clone();
     let (outbox, mut outgoing) = mpsc::unbounded_channel::<Outgoing>();
@@ -251,22 +253,18 @@ pub async fn post(app: &App, headers: &HeaderMap, message: Incoming, credential:
     let mut request = RunningRequest {
         session,
         id,
-        answered: false,
+        answered: None,
     };
     let Some(first) = request.next(&mut outgoing).await else {
         return StatusCode::ACCEPTED.into_response();
     };
-    if request.answered {
-        let status = first
-            .pointer("/error/code")
-            .and_then(Value::as_i64)
-            .map_or(StatusCode::OK, status_of);
-        return json_response(status, &first);
+    if let Some(answer) = request.answered {
+        return json_response(status_of(answer), &first);
     }
     if !sse {
         // A client that takes only JSON gets the response alone.
         while let Some(message) = request.next(&mut outgoing).await {
-            if request.answered {
+            if request.answered.is_some() {
                 return json_response(StatusCode::OK, &message);
             }
         }
@@ -280,14 +278,15 @@ pub async fn post(app: &App, headers: &HeaderMap, message: Incoming, credential:
 struct RunningRequest {
     session: Arc<Session>,
     id: RequestId,
-    answered: bool,
+    /// How the request ended, once its response is out.
+    answered: Option<AnswerKind>,
 }
 
 impl RunningRequest {
     /// The next message of this request (notifications it causes, then its
     /// response); `None` once the session has nothing more to say.
     async fn next(&mut self, outgoing: &mut mpsc::UnboundedReceiver<Outgoing>) -> Option<Value> {
-        if self.answered {
+        if self.answered.is_some() {
             return None;
         }
         loop {
@@ -295,7 +294,7 @@ impl RunningRequest {
             if out.related_request.as_ref() != Some(&self.id) {
                 continue;
             }
-            self.answered = out.message.get("method").is_none();
+            self.answered = out.answer;
             return Some(out.message);
         }
     }
@@ -303,7 +302,7 @@ impl RunningRequest {
 
 impl Drop for RunningRequest {
     fn drop(&mut self) {
-        if !self.answered {
+        if self.answered.is_none() {
             let session = self.session.clone();
             tokio::spawn(async move { session.close(Duration::ZERO, "the client closed the stream").await });
         }
@@ -317,7 +316,7 @@ fn stream(request: RunningRequest, first: Value, outgoing: mpsc::UnboundedReceiv
         let message = match first {
             Some(first) => first,
             None => {
-                if request.answered {
+                if request.answered.is_some() {
                     return None;
                 }
                 tokio::select! {

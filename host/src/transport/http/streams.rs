@@ -263,7 +263,7 @@ impl Streams {
         let data: Arc<str> = serde_json::to_string(&out.message)
             .expect("a JSON value serializes")
             .into();
-        let is_response = out.message.get("method").is_none();
+        let is_response = out.answer.is_some();
         let mut registry = self.registry.lock().unwrap();
         if registry.closed {
             return;
@@ -323,13 +323,19 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::request::AnswerKind;
 
     fn id(n: i64) -> RequestId {
         RequestId::from_value(&json!(n)).unwrap()
     }
 
+    /// A message as a session sends it: a response says how its request ended.
     fn out(message: serde_json::Value, related: Option<i64>) -> Outgoing {
-        Outgoing::new(message, related.map(id))
+        let answer = message.get("result").map(|_| AnswerKind::Result);
+        Outgoing {
+            answer,
+            ..Outgoing::new(message, related.map(id))
+        }
     }
 
     fn drain(connection: &mut Connection) -> Vec<(String, bool)> {

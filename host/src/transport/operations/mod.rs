@@ -7,7 +7,6 @@
 //! data behind its access checks; `--metrics ADDR` and `--status ADDR`
 //! serve them on an address of their own (a stdio server has no other).
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -16,10 +15,8 @@ use axum::Router;
 use axum::http::header;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
-use serde_json::{Value, json};
 
 use crate::metrics::{CONTENT_TYPE, METRICS};
-use crate::plugin::Plugin;
 use crate::session::Hub;
 
 /// The status page: static, with no data of its own (it fetches `status.json`).
@@ -28,72 +25,6 @@ pub const STATUS_PAGE: &str = include_str!("status.html");
 /// The metrics, as Prometheus scrapes them.
 pub fn metrics() -> Response {
     ([(header::CONTENT_TYPE, CONTENT_TYPE)], METRICS.render()).into_response()
-}
-
-/// The status page's data: each loaded plugin (its version hash, what it
-/// serves, its grants and limits), then what [`crate::metrics::Metrics::status`] keeps.
-pub fn status(hub: &Hub) -> Value {
-    let catalog = hub.catalog();
-    let mut plugins: BTreeMap<String, Value> = BTreeMap::new();
-    for (name, tool) in &catalog.tools {
-        entry(&mut plugins, &tool.plugin)["tools"]
-            .as_array_mut()
-            .expect("a list")
-            .push(json!(name));
-    }
-    for prompt in catalog.prompts.values() {
-        bump(&mut entry(&mut plugins, &prompt.plugin)["prompts"]);
-    }
-    let resources = catalog.resources.values().map(|r| &r.plugin);
-    for plugin in resources.chain(catalog.templates.values().map(|t| &t.plugin)) {
-        bump(&mut entry(&mut plugins, plugin)["resources"]);
-    }
-    let mut status = METRICS.status();
-    status["plugins"] = json!(plugins);
-    status
-}
-
-/// The entry of `plugin` in `plugins`, described on first sight.
-fn entry<'a>(plugins: &'a mut BTreeMap<String, Value>, plugin: &Plugin) -> &'a mut Value {
-    plugins
-        .entry(plugin.name.to_string())
-        .or_insert_with(|| describe_plugin(plugin))
-}
-
-fn bump(count: &mut Value) {
-    *count = json!(count.as_u64().unwrap_or(0) + 1);
-}
-
-/// A plugin as the status page shows it; environment variables by name only.
-fn describe_plugin(plugin: &Plugin) -> Value {
-    let manifest = &plugin.manifest;
-    let mut grants: Vec<String> = manifest
-        .directories
-        .iter()
-        .map(|d| {
-            format!(
-                "{} → {}{}",
-                d.host.display(),
-                d.guest,
-                if d.writable { " (writable)" } else { "" }
-            )
-        })
-        .collect();
-    grants.extend(manifest.env.keys().map(|name| format!("env {name}")));
-    grants.extend(manifest.network.allow.iter().map(|rule| format!("network {rule}")));
-    json!({
-        "sha256": plugin.sha256,
-        "path": plugin.path.display().to_string(),
-        "tools": [],
-        "prompts": 0,
-        "resources": 0,
-        "grants": if grants.is_empty() { "none".to_owned() } else { grants.join("; ") },
-        "limits": {
-            "fuel": plugin.limits.fuel,
-            "timeout_secs": plugin.limits.timeout_secs,
-            "memory_mib": plugin.limits.memory_mib,
-        },
-    })
 }
 
 /// Serves `/metrics` on `metrics` and the status page on `status` (one
@@ -108,7 +39,7 @@ pub async fn serve(hub: &Arc<Hub>, metrics: Option<&str>, status: Option<&str>) 
         let hub = hub.clone();
         let status_routes = Router::new()
             .route("/status", get(async || Html(STATUS_PAGE)))
-            .route("/status.json", get(async move || axum::Json(self::status(&hub))));
+            .route("/status.json", get(async move || axum::Json(hub.status())));
         match routers.iter_mut().find(|(at, _)| *at == addr) {
             Some((_, router)) => *router = std::mem::take(router).merge(status_routes),
             None => routers.push((addr, status_routes)),

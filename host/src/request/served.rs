@@ -5,17 +5,16 @@
 
 use std::time::Instant;
 
-use serde_json::Value;
 use tracing::Span;
 
-use super::Hub;
+use super::Answer;
 use crate::metrics::{METRICS, Operation};
 use crate::protocol::envelope::{Target, TraceContext};
-use crate::protocol::{Method, RequestId, RpcError};
+use crate::protocol::{Method, RequestId};
 use crate::telemetry::{self, RequestSpan};
 
 /// A request being served.
-pub(super) struct Served {
+pub struct Served {
     method: &'static str,
     /// The tool a `tools/call` names, as the client named it; a label only
     /// once the catalog is seen to have it (never a name only the client made up).
@@ -64,25 +63,18 @@ impl Served {
         self.span.as_ref()
     }
 
-    /// Records the answer, in protocol `version`: an error by its code, a
-    /// tool result with `isError` as `tool_error`.
-    /// The tool is checked against the catalog `hub` serves now: a call that
-    /// arrived while the plugins were loading is labelled by its tool too.
-    pub fn record(&self, hub: &Hub, version: &'static str, outcome: Result<&Value, &RpcError>) {
-        let error = match outcome {
-            Err(error) => Some(error.code.to_string()),
-            Ok(result) if result.get("isError") == Some(&Value::Bool(true)) => Some("tool_error".to_owned()),
-            Ok(_) => None,
-        };
+    /// Records how it ended, in protocol `version` (see
+    /// [`Answer::error_label`]). The tool is labelled if `is_served` says
+    /// the catalog served now has it: a call that arrived while the plugins
+    /// were loading is labelled by its tool too.
+    pub fn record(&self, version: &'static str, answer: &Answer, is_served: impl FnOnce(&str) -> bool) {
+        let error = answer.error_label();
         if let (Some(span), Some(error)) = (&self.span, &error) {
             telemetry::failed(span, error);
         }
         let operation = Operation {
             method: self.method,
-            tool: self
-                .tool
-                .as_deref()
-                .filter(|name| hub.catalog().tools.contains_key(*name)),
+            tool: self.tool.as_deref().filter(|name| is_served(name)),
             version,
         };
         METRICS.operation(operation, error, self.started.elapsed());

@@ -48,6 +48,11 @@ pub struct Sealer {
 impl Sealer {
     /// A sealer with the key derived from `key_file`'s contents (SHA-256 of
     /// them, so any secret of 32 bytes or more will do), or a random key.
+    ///
+    /// # Errors
+    ///
+    /// The key file cannot be read or holds fewer than 32 bytes, or the
+    /// operating system gives no random bytes.
     pub fn new(key_file: Option<&Path>, ttl: Duration) -> anyhow::Result<Self> {
         let key: [u8; 32] = match key_file {
             Some(path) => {
@@ -108,6 +113,10 @@ impl Sealer {
     /// Opens `sealed` as the state of `request` of `principal`: refused
     /// (-32602) if it was not sealed with this key, was changed, has
     /// expired, or belongs to another request or another principal.
+    ///
+    /// # Errors
+    ///
+    /// The -32602 error saying which of those it is.
     pub fn open(&self, sealed: &str, request: &str, principal: Option<&str>) -> Result<RequestState, RpcError> {
         let refused = |why: &str| {
             RpcError::invalid_params(format!(

@@ -21,10 +21,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use axum::Json;
-use axum::extract::State;
-use axum::http::{StatusCode, header};
-use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use http_body_util::{BodyExt, Full, Limited};
@@ -41,7 +37,7 @@ use tokio::sync::Mutex;
 use tokio::time::Instant;
 use url::Url;
 
-use super::{App, ENDPOINT};
+use crate::catalog::Catalog;
 use crate::manifest::is_scope_token;
 use crate::principal::Principal;
 use crate::settings::AuthValues;
@@ -156,17 +152,6 @@ fn unix_now() -> u64 {
         .as_secs()
 }
 
-/// GET of the Protected Resource Metadata: no token needed, readable from
-/// any origin (browser-based clients discover the server with it).
-pub async fn metadata(State(app): State<Arc<App>>) -> Response {
-    let Some(oauth) = app.access.resource_server() else {
-        return (StatusCode::NOT_FOUND, "this server does not take OAuth access tokens\n").into_response();
-    };
-    let catalog = app.sessions.hub().catalog();
-    let document = oauth.metadata(catalog.scopes());
-    ([(header::ACCESS_CONTROL_ALLOW_ORIGIN, "*")], Json(document)).into_response()
-}
-
 /// `text` split at whitespace, each part an OAuth scope token.
 fn scope_list(text: Option<&str>, setting: &str) -> Result<Vec<String>> {
     let scopes: Vec<String> = text.unwrap_or_default().split_whitespace().map(str::to_owned).collect();
@@ -254,15 +239,27 @@ fn http_client() -> Http {
 
 impl ResourceServer {
     /// The resource server `settings` describe, for the endpoint listening
-    /// at `local`; `None` when no issuer is configured.
-    pub fn new(settings: &AuthValues, client_secret: Option<String>, local: SocketAddr) -> Result<Option<Self>> {
+    /// at `local` (its path `endpoint`); `None` when no issuer is configured.
+    ///
+    /// # Errors
+    ///
+    /// A setting that is not what it must be (the issuer or resource not a
+    /// URL, a scope that is not a scope token, an algorithm not allowed, an
+    /// introspection client without its secret), named with the flag that
+    /// sets it.
+    pub fn new(
+        settings: &AuthValues,
+        client_secret: Option<String>,
+        local: SocketAddr,
+        endpoint: &str,
+    ) -> Result<Option<Self>> {
         let Some(issuer) = &settings.issuer else {
             return Ok(None);
         };
         checked_url(issuer, "--auth-issuer")?;
         let resource = match &settings.resource {
             Some(resource) => resource.clone(),
-            None => format!("http://{local}{ENDPOINT}"),
+            None => format!("http://{local}{endpoint}"),
         };
         let resource_url =
             Url::parse(&resource).with_context(|| format!("--auth-resource: {resource:?} is not a URL"))?;
@@ -302,11 +299,11 @@ impl ResourceServer {
         &self.required
     }
 
-    /// The Protected Resource Metadata document; `scopes` are those the
-    /// plugins' entries need (advertised with the required ones).
-    pub fn metadata(&self, scopes: BTreeSet<&str>) -> Value {
+    /// The Protected Resource Metadata document: it advertises the
+    /// required scopes and those the entries of `catalog` need.
+    pub fn metadata(&self, catalog: &Catalog) -> Value {
         let mut supported: BTreeSet<&str> = self.required.iter().map(String::as_str).collect();
-        supported.extend(scopes);
+        supported.extend(catalog.scopes());
         json!({
             "resource": self.resource,
             "authorization_servers": [self.issuer],
@@ -342,6 +339,12 @@ impl ResourceServer {
     }
 
     /// The principal `token` was issued for, or why it is refused.
+    ///
+    /// # Errors
+    ///
+    /// [`Refused::Invalid`] for a token that is not good, and
+    /// [`Refused::Unavailable`] while the authorization server cannot be
+    /// read or asked.
     pub async fn validate(&self, token: &str) -> Result<Principal, Refused> {
         match &self.validator {
             Validator::Jwt { algorithms, leeway } => self.validate_jwt(token, algorithms, *leeway).await,

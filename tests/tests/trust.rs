@@ -337,3 +337,56 @@ fn revoked_digests_and_keys_loose_files_and_deleted_signatures_stop_a_plugin() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_revocation_in_the_policy_file_withdraws_the_plugin_from_every_server_following_it() {
+    let setup = Setup::new();
+    setup.keygen("publisher");
+    let policy = |revoked: &str| {
+        setup.policy(&format!(
+            "[[rule]]\npattern = \"ADDR/trusted/*\"\nkeys = [\"publisher.pub\"]\n\n[revoked]\n{revoked}"
+        ))
+    };
+    policy("");
+    let plugins = PluginDir::empty();
+    let signed = setup.push("versioned-v1", "trusted/versioned:1");
+    setup.sign(&signed, "publisher");
+    succeeds(setup.add(plugins.path(), &signed, "versioned"));
+    let mut replicas: Vec<StdioServer> = (0..3).map(|_| setup.serve(plugins.path())).collect();
+    for replica in &mut replicas {
+        assert_eq!(single_text(replica.call_tool("version", json!({})).result()), "v1");
+    }
+
+    let digest = signed.rsplit('@').next().unwrap();
+    let revoked_at = std::time::Instant::now();
+    policy(&format!("digests = [\"{digest}\"]\n"));
+    for (n, replica) in replicas.iter_mut().enumerate() {
+        replica.wait_for_notification("tools/list_changed after the revocation", |m| {
+            m["method"] == "notifications/tools/list_changed"
+        });
+        eprintln!(
+            "replica {n}: the revoked plugin withdrawn {:?} after the policy was written",
+            revoked_at.elapsed()
+        );
+        let error = replica.call_tool("version", json!({})).error().message;
+        assert!(error.contains("Unknown tool"), "{error}");
+        let stderr = replica.stderr();
+        assert!(
+            stderr.contains("plugin withdrawn: the trust policy refuses it now")
+                && stderr.contains("its digest is revoked"),
+            "{stderr}"
+        );
+    }
+
+    // Lifting the revocation serves it again.
+    policy("");
+    for replica in &mut replicas {
+        replica.wait_for_notification("tools/list_changed after the revocation is lifted", |m| {
+            m["method"] == "notifications/tools/list_changed"
+        });
+        assert_eq!(single_text(replica.call_tool("version", json!({})).result()), "v1");
+    }
+    for replica in replicas {
+        replica.shutdown();
+    }
+}

@@ -66,7 +66,8 @@ pub struct Registry {
     settings: RegistryValues,
     store: Option<Store>,
     client: OnceCell<RegistryClient>,
-    policy: Option<Arc<Policy>>,
+    /// The trust policy (replaced when its file changes).
+    policy: std::sync::RwLock<Option<Arc<Policy>>>,
 }
 
 impl Registry {
@@ -82,13 +83,23 @@ impl Registry {
             settings: settings.clone(),
             store: cache.as_deref().map(Store::in_cache),
             client: OnceCell::new(),
-            policy: policy.map(Arc::new),
+            policy: std::sync::RwLock::new(policy.map(Arc::new)),
         })
     }
 
     /// The trust policy, if the operator set one.
-    pub fn policy(&self) -> Option<&Policy> {
-        self.policy.as_deref()
+    pub fn policy(&self) -> Option<Arc<Policy>> {
+        self.policy.read().expect("not poisoned").clone()
+    }
+
+    /// The trust policy's file, if the operator set one.
+    pub fn policy_path(&self) -> Option<&Path> {
+        self.settings.trust_policy.as_deref()
+    }
+
+    /// Replaces the trust policy (its file changed).
+    pub fn set_policy(&self, policy: Policy) {
+        *self.policy.write().expect("not poisoned") = Some(Arc::new(policy));
     }
 
     /// Whether the trust policy lets the artifact `digest` of `reference` be
@@ -98,7 +109,7 @@ impl Registry {
     /// # Errors
     /// The policy's refusal, or signatures that cannot be read.
     pub async fn verify(&self, reference: &oci_client::Reference, digest: &str) -> Result<Option<Verdict>> {
-        let Some(policy) = &self.policy else {
+        let Some(policy) = self.policy() else {
             return Ok(None);
         };
         let repository = format!("{}/{}", reference.registry(), reference.repository());

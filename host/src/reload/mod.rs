@@ -40,6 +40,7 @@ use crate::registry::{Pulled, Registry};
 use crate::runtime::{PluginRuntime, plugin_name};
 use crate::session::Hub;
 
+mod policy_watch;
 mod watch;
 
 /// The logger of what the host says to clients about the plugins directory.
@@ -132,8 +133,12 @@ impl Reloader {
         self.hub.startup_done();
     }
 
-    /// Follows the directory for as long as the process runs (see [`watch`]).
+    /// Follows the directory, and the trust policy's file if there is one,
+    /// for as long as the process runs (see [`watch`], [`policy_watch`]).
     pub fn watch(self: &Arc<Self>) -> Result<()> {
+        if let Some(path) = self.registry.policy_path() {
+            policy_watch::follow(self.clone(), path.to_owned())?;
+        }
         watch::follow(self.clone())
     }
 
@@ -331,10 +336,70 @@ impl Reloader {
         }
         METRICS.reloaded(served.plugins.len());
         if changed {
-            let previous = self.hub.catalog();
-            let catalog = Catalog::build(served.plugins.values(), &previous);
-            self.announce_renames(&previous, &catalog);
-            self.hub.publish(catalog, &replaced, relisted);
+            self.publish(&served, &replaced, relisted);
+        }
+    }
+
+    /// Publishes the catalog of the plugins `served`, announcing what changed.
+    fn publish(&self, served: &Served, replaced: &BTreeSet<String>, relisted: ChangedLists) {
+        let previous = self.hub.catalog();
+        let catalog = Catalog::build(served.plugins.values(), &previous);
+        self.announce_renames(&previous, &catalog);
+        self.hub.publish(catalog, replaced, relisted);
+    }
+
+    /// Holds every plugin to the trust policy again (it changed): a served
+    /// plugin it now refuses (a revoked digest or key, a rule gone) stops
+    /// being served, with `list_changed`; one it now lets in is loaded.
+    async fn revalidate(&self) {
+        let policy = self.registry.policy();
+        let mut withdrawn = false;
+        let mut to_load = BTreeMap::new();
+        {
+            let mut served = self.served.lock().await;
+            let mut names: BTreeSet<String> = served.targets.keys().cloned().collect();
+            names.extend(self.lock.lock().expect("not poisoned").plugins.keys().cloned());
+            for name in names {
+                let refusal = match self.source(&name) {
+                    Source::Locked(locked) => match crate::registry::reference::parse(&locked.reference) {
+                        Ok(reference) => self.registry.verify(&reference, &locked.digest).await.err(),
+                        Err(e) => Some(e),
+                    },
+                    Source::File(path) if policy.as_ref().is_some_and(|p| p.require_signed_files) => {
+                        Some(anyhow::anyhow!(
+                            "{} is a loose file, and the trust policy now serves signed plugins only",
+                            path.display()
+                        ))
+                    }
+                    _ => None,
+                };
+                match refusal {
+                    Some(e) if served.plugins.remove(&name).is_some() => {
+                        tracing::error!(
+                            plugin = name,
+                            "plugin withdrawn: the trust policy refuses it now: {e:#}"
+                        );
+                        METRICS.plugin_load(&name, Some(&format!("{e:#}")));
+                        self.hub.log_to_all(
+                            LogLevel::Error,
+                            &name,
+                            json!({ "message": "plugin withdrawn: the trust policy refuses it now", "error": format!("{e:#}") }),
+                        );
+                        withdrawn = true;
+                    }
+                    None if !served.plugins.contains_key(&name) => {
+                        to_load.insert(name, ChangedLists::default());
+                    }
+                    _ => {}
+                }
+            }
+            if withdrawn {
+                METRICS.reloaded(served.plugins.len());
+                self.publish(&served, &BTreeSet::new(), ChangedLists::default());
+            }
+        }
+        if !to_load.is_empty() {
+            self.reload(to_load).await;
         }
     }
 

@@ -69,6 +69,14 @@ impl Setup {
         out.trim().to_owned()
     }
 
+    /// Publishes the built plugin `built` with `manifest` at `repository:tag`; the pinned reference.
+    fn push_with_manifest(&self, built: &str, manifest: &str, reference: &str) -> String {
+        let dir = self.path(&format!("publish-{}", reference.replace(['/', ':'], "-")));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("plugin.toml"), manifest).unwrap();
+        self.push(built, reference)
+    }
+
     /// `wasm-mcp sign REF --key NAME.key`.
     fn sign(&self, reference: &str, key: &str) {
         let key = self.path(key).with_extension("key");
@@ -389,4 +397,109 @@ fn a_revocation_in_the_policy_file_withdraws_the_plugin_from_every_server_follow
     for replica in replicas {
         replica.shutdown();
     }
+}
+
+#[test]
+fn an_update_asking_for_more_is_held_until_approved_and_a_narrower_one_is_not() {
+    let setup = Setup::new();
+    setup.policy("[[rule]]\npattern = \"ADDR/dev/**\"\nallow_unsigned = true\n");
+    let plugins = PluginDir::empty();
+    let tag = setup.registry.reference("dev/versioned:stable");
+    let v1 = setup.push_with_manifest(
+        "versioned-v1",
+        "[network]\nallow = [\"example.com:80\"]\n[limits]\ntimeout_secs = 10\n",
+        "dev/versioned:stable",
+    );
+    succeeds(setup.add(plugins.path(), &tag, "versioned"));
+    let lock = || std::fs::read_to_string(plugins.path().join("plugins.lock")).unwrap();
+    assert!(lock().contains("network example.com:80"), "{}", lock());
+    let mut server = setup.serve(plugins.path());
+    assert_eq!(single_text(server.call_tool("version", json!({})).result()), "v1");
+
+    // v2 asks for another host, a directory and a longer deadline: held.
+    let v2 = setup.push_with_manifest(
+        "versioned-v2",
+        "[network]\nallow = [\"example.com:80\", \"example.org:443\"]\n\
+         [[directories]]\nhost = \"/tmp\"\nguest = \"/scratch\"\n[limits]\ntimeout_secs = 60\n",
+        "dev/versioned:stable",
+    );
+    let mut update = setup.wasm_mcp(&["update", "--plugins"]);
+    update
+        .arg(plugins.path())
+        .arg("--trust-policy")
+        .arg(setup.path("policy.toml"));
+    let held = succeeds(update);
+    for line in [
+        "held      it asks for more than was approved:",
+        "+ network example.org:443",
+        "+ directory /tmp at /scratch",
+        "+ limit timeout_secs 60 (approved 10)",
+        "`wasm-mcp approve versioned`",
+    ] {
+        assert!(held.contains(line), "{line:?} in:\n{held}");
+    }
+    let digest = |pinned: &str| pinned.rsplit('@').next().unwrap().to_owned();
+    assert!(lock().contains(&format!("digest = \"{}\"", digest(&v1))), "{}", lock());
+    let mut check = setup.wasm_mcp(&["check"]);
+    check.arg(plugins.path());
+    let report = succeeds(check);
+    assert!(
+        report.contains(&format!("held      update to {}", digest(&v2)))
+            && report.contains("+ network example.org:443"),
+        "{report}"
+    );
+    assert_eq!(single_text(server.call_tool("version", json!({})).result()), "v1");
+
+    // Approved: the server follows the lockfile to v2.
+    let mut approve = setup.wasm_mcp(&["approve", "versioned", "--plugins"]);
+    approve
+        .arg(plugins.path())
+        .arg("--trust-policy")
+        .arg(setup.path("policy.toml"));
+    assert!(succeeds(approve).contains("Approved versioned"));
+    assert!(lock().contains(&format!("digest = \"{}\"", digest(&v2))), "{}", lock());
+    assert!(!lock().contains("pending"), "{}", lock());
+    server.wait_for_stderr("v2 loaded", |stderr| {
+        stderr.contains(&format!("from={tag}@{}", digest(&v2)))
+    });
+    assert_eq!(single_text(server.call_tool("version", json!({})).result()), "v2");
+
+    // A lockfile edited by hand to a version that asks for more than was
+    // approved: not loaded, v2 keeps serving.
+    let wider = setup.push_with_manifest(
+        "versioned-v1",
+        "[network]\nallow = [\"example.com:80\", \"example.org:443\", \"evil.example:25\"]\n",
+        "dev/versioned:wider",
+    );
+    let edited = lock().replace(&digest(&v2), &digest(&wider));
+    std::fs::write(plugins.path().join("plugins.lock"), edited).unwrap();
+    let stderr = server.wait_for_stderr("the wider version refused", |stderr| {
+        stderr.contains("asks for more than plugins.lock approved for versioned")
+    });
+    assert!(
+        stderr.contains("+ network evil.example:25") && stderr.contains("the last good version keeps serving"),
+        "{stderr}"
+    );
+    assert_eq!(single_text(server.call_tool("version", json!({})).result()), "v2");
+    server.shutdown();
+
+    // A narrower update is pinned without approval.
+    std::fs::write(
+        plugins.path().join("plugins.lock"),
+        lock().replace(&digest(&wider), &digest(&v2)),
+    )
+    .unwrap();
+    let narrower = setup.push_with_manifest("versioned-v1", "[limits]\ntimeout_secs = 5\n", "dev/versioned:stable");
+    let mut update = setup.wasm_mcp(&["update", "--plugins"]);
+    update
+        .arg(plugins.path())
+        .arg("--trust-policy")
+        .arg(setup.path("policy.toml"));
+    let updated = succeeds(update);
+    assert!(!updated.contains("it asks for more than was approved"), "{updated}");
+    assert!(
+        lock().contains(&format!("digest = \"{}\"", digest(&narrower))),
+        "{}",
+        lock()
+    );
 }

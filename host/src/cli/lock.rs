@@ -3,6 +3,11 @@
 //! `update` resolve tags to digests (the only time tags are read), pull by
 //! digest into the store, and load each plugin as `serve` would before the
 //! lockfile names it; a server following the directory picks the change up.
+//!
+//! `add` records the grants the plugin's manifest asks for as approved (the
+//! operator saw them printed); an `update` whose manifest asks for more is
+//! held in the entry as pending, the approved version serving on, until
+//! `wasm-mcp approve NAME` accepts it.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -11,9 +16,10 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 
 use wasm_mcp::config::Settings;
-use wasm_mcp::registry::lockfile::{Locked, Lockfile, check_name};
+use wasm_mcp::registry::lockfile::{Locked, Lockfile, Pending, check_name};
 use wasm_mcp::registry::{Registry, reference};
 use wasm_mcp::runtime::PluginRuntime;
+use wasm_mcp::trust::Grants;
 
 use super::check::render_grants;
 use super::registry_args::RegistryArgs;
@@ -50,6 +56,16 @@ pub struct RemoveArgs {
     name: String,
     #[command(flatten)]
     dir: PluginsDir,
+}
+
+#[derive(Args)]
+pub struct ApproveArgs {
+    /// The plugin whose held update to accept, with the grants it asks for.
+    name: String,
+    #[command(flatten)]
+    dir: PluginsDir,
+    #[command(flatten)]
+    registry: RegistryArgs,
 }
 
 #[derive(Args)]
@@ -96,12 +112,13 @@ pub async fn add(args: AddArgs) -> Result<()> {
     }
     let (settings, registry, cache) = args.registry.open()?;
     let (digest, _) = registry.client().await?.resolve(&source, registry.store()?).await?;
-    let locked = Locked {
+    let mut locked = Locked {
         reference: args.reference.clone(),
         digest,
-        other: Default::default(),
+        ..Locked::default()
     };
     let report = Checked::load(&settings, &registry, cache, dir, &name, &locked).await?;
+    locked.approved = Some(report.grants);
     lock.plugins.insert(name.clone(), locked.clone());
     lock.write(dir)?;
     print!("Added {name} from {}\n{}", locked.reference, report.summary);
@@ -137,13 +154,36 @@ pub async fn update(args: UpdateArgs) -> Result<()> {
             continue;
         }
         println!("{name}: {}\n  {} -> {digest}", locked.reference, locked.digest);
-        let updated = Locked {
+        let mut updated = Locked {
             digest,
+            pending: None,
             ..locked.clone()
         };
         if !args.dry_run {
             let report = Checked::load(&settings, &registry, cache.clone(), dir, &name, &updated).await?;
             print!("{}", report.summary);
+            let asks = locked
+                .approved
+                .as_ref()
+                .map(|approved| report.grants.growth(approved))
+                .unwrap_or_default();
+            if !asks.is_empty() {
+                println!("  held      it asks for more than was approved:");
+                for line in &asks {
+                    println!("    {line}");
+                }
+                println!(
+                    "            {} keeps serving until `wasm-mcp approve {name}` accepts it",
+                    locked.digest
+                );
+                updated = Locked {
+                    pending: Some(Pending {
+                        digest: updated.digest,
+                        asks,
+                    }),
+                    ..locked.clone()
+                };
+            }
         }
         changes.push((name, updated));
     }
@@ -157,6 +197,37 @@ pub async fn update(args: UpdateArgs) -> Result<()> {
         lock.write(dir)?;
         println!("{count} plugin(s) updated in {}", Lockfile::path(dir).display());
     }
+    Ok(())
+}
+
+/// `approve`: the held update of NAME is served, its grants approved.
+pub async fn approve(args: ApproveArgs) -> Result<()> {
+    let dir = &args.dir.plugins;
+    let mut lock = args.dir.lockfile()?;
+    let Some(locked) = lock.plugins.get(&args.name).cloned() else {
+        bail!(
+            "{} is not in the lockfile {} (it has: {})",
+            args.name,
+            Lockfile::path(dir).display(),
+            names_of(&lock)
+        );
+    };
+    let (settings, registry, cache) = args.registry.open()?;
+    let digest = locked.pending.as_ref().map_or(&locked.digest, |p| &p.digest).clone();
+    let mut approved = Locked {
+        digest,
+        pending: None,
+        ..locked.clone()
+    };
+    let report = Checked::load(&settings, &registry, cache, dir, &args.name, &approved).await?;
+    approved.approved = Some(report.grants);
+    print!(
+        "Approved {} ({}@{})\n{}",
+        args.name, approved.reference, approved.digest, report.summary
+    );
+    lock.plugins.insert(args.name.clone(), approved);
+    lock.write(dir)?;
+    println!("  lockfile  {}", Lockfile::path(dir).display());
     Ok(())
 }
 
@@ -193,6 +264,8 @@ fn names_of(lock: &Lockfile) -> String {
 /// A locked plugin pulled and loaded as `serve` would, and what it serves.
 struct Checked {
     summary: String,
+    /// What its manifest grants.
+    grants: Grants,
 }
 
 impl Checked {
@@ -246,6 +319,9 @@ impl Checked {
         } else {
             let _ = writeln!(summary, "  manifest  none published: it is granted nothing");
         }
-        Ok(Checked { summary })
+        Ok(Checked {
+            summary,
+            grants: Grants::of(&plugin.manifest),
+        })
     }
 }

@@ -54,6 +54,8 @@ enum Command {
     Update(lock::UpdateArgs),
     /// Stop serving a plugin of the lockfile: remove its entry.
     Remove(lock::RemoveArgs),
+    /// Accept the update of a plugin held because it asks for more grants than were approved.
+    Approve(lock::ApproveArgs),
     /// Make a key pair for signing plugins: PREFIX.key (private) and PREFIX.pub.
     Keygen(signing::KeygenArgs),
     /// Sign the artifact REF names with a private key, and push the signature beside it (cosign's form).
@@ -97,6 +99,7 @@ pub fn run() -> Result<()> {
         Command::Add(args) => runtime.block_on(lock::add(args)),
         Command::Update(args) => runtime.block_on(lock::update(args)),
         Command::Remove(args) => lock::remove(args),
+        Command::Approve(args) => runtime.block_on(lock::approve(args)),
         Command::Keygen(args) => signing::keygen(&args),
         Command::Sign(args) => runtime.block_on(signing::sign(args)),
         Command::Verify(args) => runtime.block_on(signing::verify(args)),

@@ -95,7 +95,7 @@ pub async fn pull(args: PullArgs) -> Result<()> {
     let locked = Locked {
         reference: args.reference.clone(),
         digest: digest.clone(),
-        other: Default::default(),
+        ..Locked::default()
     };
     let pulled = registry.pull(&locked).await?;
     std::fs::write(&args.output, &pulled.wasm).with_context(|| format!("cannot write {}", args.output.display()))?;

@@ -4,8 +4,9 @@
 //! by `wasm-mcp add`, `update` and `remove`, editable by hand; the server
 //! follows it as it follows the folder.
 //!
-//! Keys an entry has beyond these (what later versions record, such as the
-//! grants an operator approved) are kept as they are when the file is
+//! An entry also records the grants the operator approved and an update
+//! held for approval (see [`crate::trust::grants`]). Keys an entry has beyond
+//! these (what later versions record) are kept as they are when the file is
 //! rewritten, so an older host never drops them.
 
 use std::collections::BTreeMap;
@@ -15,6 +16,7 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::reference;
+use crate::trust::Grants;
 
 /// The lockfile's name in the plugins directory.
 pub const LOCKFILE: &str = "plugins.lock";
@@ -26,6 +28,15 @@ const HEADER: &str = "# Plugins served from OCI registries, each pinned by the d
 # Written by `wasm-mcp add`, `wasm-mcp update` and `wasm-mcp remove`; the server follows\n\
 # changes to this file as it follows the plugins directory.\n\n";
 
+/// An update held for approval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pending {
+    /// The digest the tag names now.
+    pub digest: String,
+    /// What it asks for beyond what was approved, one line each.
+    pub asks: Vec<String>,
+}
+
 /// The plugins of a lockfile, by name.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Lockfile {
@@ -35,13 +46,22 @@ pub struct Lockfile {
 }
 
 /// One plugin pinned in the lockfile.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Locked {
     /// Where it was added from, as written then: a tag (which `update`
     /// follows) or a digest.
     pub reference: String,
     /// The digest of the artifact served (its OCI manifest): pulls are by this only.
     pub digest: String,
+    /// The grants the operator approved (by `add` or `approve`): a version
+    /// that asks for more is not loaded. None: not recorded (an entry
+    /// written by hand or by an older host), no check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved: Option<Grants>,
+    /// An update `update` found that asks for more than was approved,
+    /// waiting for `wasm-mcp approve NAME`; `digest` keeps serving meanwhile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<Pending>,
     /// Keys of later versions, kept as they are.
     #[serde(flatten)]
     pub other: toml::Table,
@@ -140,11 +160,11 @@ mod tests {
     fn keys_of_later_versions_are_kept_and_a_pin_must_agree_with_the_digest() {
         let text = format!(
             "version = 1\n[plugins.hello]\nreference = \"127.0.0.1:5000/hello:1\"\ndigest = \"{DIGEST}\"\n\
-             [plugins.hello.approved]\nenv = [\"TOKEN\"]\n"
+             [plugins.hello.later]\nnote = \"kept\"\n"
         );
         let lock = Lockfile::parse(&text).unwrap();
         let written = toml::to_string(&lock).unwrap();
-        assert!(written.contains("[plugins.hello.approved]"), "{written}");
+        assert!(written.contains("[plugins.hello.later]"), "{written}");
         let other = format!("sha256:{}", "b".repeat(64));
         let pinned = format!(
             "version = 1\n[plugins.hello]\nreference = \"127.0.0.1:5000/hello@{other}\"\ndigest = \"{DIGEST}\"\n"

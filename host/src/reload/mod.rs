@@ -39,6 +39,7 @@ use crate::registry::lockfile::{LOCKFILE, Locked, Lockfile};
 use crate::registry::{Pulled, Registry};
 use crate::runtime::{PluginRuntime, plugin_name};
 use crate::session::Hub;
+use crate::trust::Grants;
 
 mod policy_watch;
 mod watch;
@@ -406,6 +407,17 @@ impl Reloader {
     /// Loads the pulled plugin `name` under the manifest it was published with.
     async fn load_pulled(&self, name: &str, pulled: Pulled, locked: &Locked) -> Result<Arc<Plugin>> {
         let manifest = pulled.parsed_manifest(name, &self.dir, &locked.reference)?;
+        if let Some(approved) = &locked.approved {
+            let asks = Grants::of(&manifest).growth(approved);
+            if !asks.is_empty() {
+                anyhow::bail!(
+                    "{}@{} asks for more than {LOCKFILE} approved for {name}: {}; `wasm-mcp approve {name}` accepts it",
+                    locked.reference,
+                    locked.digest,
+                    asks.join(", ")
+                );
+            }
+        }
         if let Some(verdict) = &pulled.verdict {
             tracing::info!(plugin = name, digest = locked.digest, "trusted: {verdict}");
         }

@@ -3,7 +3,9 @@
 //! operator's trust policy ([`policy`]). The registry front fetches the
 //! signatures (see `registry::client`) and asks the policy on every load.
 
+pub mod grants;
 pub mod policy;
 pub mod signature;
 
+pub use grants::Grants;
 pub use policy::{Policy, Signature, Verdict};

@@ -356,6 +356,16 @@ impl Inspection {
                 let _ = writeln!(out, "  source    {} (plugins.lock)", locked.reference);
                 let _ = writeln!(out, "  registry  {}", reference::registry_of(&locked.reference));
                 let _ = writeln!(out, "  digest    {}", locked.digest);
+                if let Some(pending) = &locked.pending {
+                    let _ = writeln!(
+                        out,
+                        "  held      update to {}, waiting for `wasm-mcp approve {}`; it asks for more:",
+                        pending.digest, self.name
+                    );
+                    for line in &pending.asks {
+                        let _ = writeln!(out, "              {line}");
+                    }
+                }
             }
             (None, Ok(plugin)) => {
                 let _ = writeln!(out, "  source    file");

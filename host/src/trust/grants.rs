@@ -1,0 +1,161 @@
+//! What a plugin's manifest grants, in a form the lockfile records as what
+//! the operator approved, and the growth of one set over another: a
+//! directory, write access, a variable, a network rule, a CA or a changed
+//! scope rule not approved, or a limit above the approved one (or the
+//! built-in default). Narrower grants are no growth.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::manifest::{EnvValue, Manifest};
+use crate::settings::{LimitSettings, Limits};
+
+/// The grants of one manifest.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Grants {
+    /// One line per grant: `directory HOST at GUEST`, `write HOST at GUEST`,
+    /// `env NAME = VALUE`, `network RULE`, `network CA FILE`, `scopes …`.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub grants: BTreeSet<String>,
+    /// The limits it sets (`fuel`, `tool NAME timeout_secs`, …).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub limits: BTreeMap<String, f64>,
+}
+
+impl Grants {
+    /// What `manifest` grants.
+    pub fn of(manifest: &Manifest) -> Self {
+        let mut grants = BTreeSet::new();
+        for dir in &manifest.directories {
+            let place = format!("{} at {}", dir.host.display(), dir.guest);
+            if dir.writable {
+                grants.insert(format!("write {place}"));
+            }
+            grants.insert(format!("directory {place}"));
+        }
+        for (name, value) in &manifest.env {
+            grants.insert(match value {
+                EnvValue::Literal(text) => format!("env {name} = {text:?}"),
+                EnvValue::FromHost { from_host } => format!("env {name} = the host's {from_host}"),
+            });
+        }
+        for rule in &manifest.network.allow {
+            grants.insert(format!("network {rule}"));
+        }
+        if let Some(ca) = &manifest.network.ca_file {
+            grants.insert(format!("network CA {}", ca.display()));
+        }
+        let scopes = &manifest.scopes;
+        if let Some(default) = &scopes.default {
+            grants.insert(format!("scopes of every entry: {}", default.join(" ")));
+        }
+        for (kind, rules) in [
+            ("tool", &scopes.tools),
+            ("prompt", &scopes.prompts),
+            ("resource", &scopes.resources),
+        ] {
+            for (pattern, needed) in rules {
+                grants.insert(format!("scopes of {kind} {pattern}: {}", needed.join(" ")));
+            }
+        }
+        let mut limits = BTreeMap::new();
+        set_limits(&mut limits, "", &manifest.limits);
+        for (tool, settings) in &manifest.tools {
+            set_limits(&mut limits, &format!("tool {tool} "), &settings.limits);
+        }
+        Self { grants, limits }
+    }
+
+    /// What `self` asks for beyond `approved`, one line each; empty when it
+    /// asks for no more.
+    pub fn growth(&self, approved: &Grants) -> Vec<String> {
+        let defaults = Limits::default();
+        let mut more: Vec<String> = self
+            .grants
+            .difference(&approved.grants)
+            .map(|grant| format!("+ {grant}"))
+            .collect();
+        for (name, &asked) in &self.limits {
+            let allowed = approved
+                .limits
+                .get(name)
+                .copied()
+                .unwrap_or_else(|| default_limit(&defaults, name));
+            if asked > allowed {
+                more.push(format!("+ limit {name} {asked} (approved {allowed})"));
+            }
+        }
+        more
+    }
+}
+
+/// Records the limits `settings` sets, each under `prefix` + its name.
+fn set_limits(limits: &mut BTreeMap<String, f64>, prefix: &str, settings: &LimitSettings) {
+    let set = [
+        ("fuel", settings.fuel.map(|v| v as f64)),
+        ("timeout_secs", settings.timeout_secs),
+        ("memory_mib", settings.memory_mib.map(|v| v as f64)),
+        ("max_output_kib", settings.max_output_kib.map(|v| v as f64)),
+        ("max_concurrent_calls", settings.max_concurrent_calls.map(f64::from)),
+    ];
+    for (name, value) in set {
+        if let Some(value) = value {
+            limits.insert(format!("{prefix}{name}"), value);
+        }
+    }
+}
+
+/// The built-in default of the limit `name` (`tool NAME fuel` is `fuel`'s).
+fn default_limit(defaults: &Limits, name: &str) -> f64 {
+    match name.rsplit(' ').next().unwrap_or(name) {
+        "fuel" => defaults.fuel as f64,
+        "timeout_secs" => defaults.timeout_secs,
+        "memory_mib" => defaults.memory_mib as f64,
+        "max_output_kib" => defaults.max_output_kib as f64,
+        _ => f64::from(defaults.max_concurrent_calls),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn grants(text: &str) -> Grants {
+        Grants::of(&Manifest::parse(text, Path::new("/plugins/p.toml")).unwrap())
+    }
+
+    #[test]
+    fn more_is_growth_and_less_is_not() {
+        let approved = grants(
+            "[[directories]]\nhost = \"/data\"\nguest = \"/data\"\nwritable = true\n\
+             [network]\nallow = [\"example.com:80\"]\n[limits]\ntimeout_secs = 15\n",
+        );
+        assert!(approved.growth(&approved).is_empty());
+        let narrower =
+            grants("[[directories]]\nhost = \"/data\"\nguest = \"/data\"\n[limits]\ntimeout_secs = 5\nfuel = 1000\n");
+        assert_eq!(narrower.growth(&approved), Vec::<String>::new());
+        let wider = grants(
+            "[[directories]]\nhost = \"/data\"\nguest = \"/data\"\nwritable = true\n\
+             [[directories]]\nhost = \"/etc\"\nguest = \"/etc\"\n\
+             [env]\nTOKEN = \"x\"\n[network]\nallow = [\"example.com:80\", \"example.org:443\"]\n\
+             [limits]\ntimeout_secs = 60\n",
+        );
+        assert_eq!(
+            wider.growth(&approved),
+            vec![
+                "+ directory /etc at /etc".to_owned(),
+                "+ env TOKEN = \"x\"".to_owned(),
+                "+ network example.org:443".to_owned(),
+                "+ limit timeout_secs 60 (approved 15)".to_owned(),
+            ]
+        );
+        let writes = grants("[[directories]]\nhost = \"/data\"\nguest = \"/data\"\nwritable = true\n");
+        let reads = grants("[[directories]]\nhost = \"/data\"\nguest = \"/data\"\n");
+        assert_eq!(writes.growth(&reads), vec!["+ write /data at /data".to_owned()]);
+        // A limit no approval set is held to the built-in default.
+        let above_default = grants("[limits]\ntimeout_secs = 31\n");
+        assert_eq!(above_default.growth(&Grants::default()).len(), 1);
+    }
+}

@@ -34,6 +34,11 @@ use tracing_subscriber::Layer;
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::registry::LookupSpan;
 
+/// The log filter's directive that keeps the exporter's spans out of the
+/// log (they are made under this module's target, and carry nothing a log
+/// line needs).
+pub const NOT_LOGGED: &str = "wasm_mcp::telemetry=off";
+
 /// Which requests are traced; set once, when an exporter is built.
 static SAMPLING: OnceLock<Sampling> = OnceLock::new();
 
@@ -162,7 +167,16 @@ where
         .with_batch_exporter(exporter)
         .with_resource(resource.build())
         .build();
+    // Only what the spans say themselves: no source location, thread, target
+    // or busy/idle time (attributes and clock reads on every span and every
+    // poll), and no OpenTelemetry context made current on entry (nothing
+    // here reads it: a child finds its parent through `tracing`).
     let layer = tracing_opentelemetry::layer()
+        .with_location(false)
+        .with_threads(false)
+        .with_target(false)
+        .with_tracked_inactivity(false)
+        .with_context_activation(false)
         .with_tracer(provider.tracer("wasm-mcp"))
         .with_filter(Targets::new().with_target("wasm_mcp::telemetry", tracing::Level::INFO));
     let _ = SAMPLING.set(sampling);

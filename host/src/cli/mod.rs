@@ -77,10 +77,15 @@ pub fn run() -> Result<()> {
         Command::Serve(_) => "info",
         _ => "warn",
     };
+    // The spans made for the trace exporter are not the log's: left to it,
+    // it would render the fields of each into text as it is made.
+    let filter = EnvFilter::try_from_env("WASM_MCP_LOG")
+        .unwrap_or_else(|_| EnvFilter::new(default_level))
+        .add_directive(wasm_mcp::telemetry::NOT_LOGGED.parse()?);
     let log = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false)
-        .with_filter(EnvFilter::try_from_env("WASM_MCP_LOG").unwrap_or_else(|_| EnvFilter::new(default_level)));
+        .with_filter(filter);
     // Traces only for a server with an OTLP endpoint; kept (and flushed at
     // the end) for as long as it serves.
     let (traces, _exporting) = match &cli.command {

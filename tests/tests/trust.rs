@@ -29,6 +29,8 @@ struct Setup {
 
 impl Setup {
     fn new() -> Self {
+        // The reqwest of the workspace is built without a TLS provider of its own.
+        wasm_mcp_tests::tls_provider();
         Self {
             registry: TestRegistry::start_plain(),
             work: tempfile::tempdir().unwrap(),
@@ -435,6 +437,7 @@ fn an_update_asking_for_more_is_held_until_approved_and_a_narrower_one_is_not() 
         "+ directory /tmp at /scratch",
         "+ limit timeout_secs 60 (approved 10)",
         "`wasm-mcp approve versioned`",
+        "0 plugin(s) updated, 1 held for approval",
     ] {
         assert!(held.contains(line), "{line:?} in:\n{held}");
     }

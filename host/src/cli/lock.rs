@@ -192,10 +192,19 @@ pub async fn update(args: UpdateArgs) -> Result<()> {
     } else if args.dry_run {
         println!("{} plugin(s) would change; nothing written (--dry-run)", changes.len());
     } else {
-        let count = changes.len();
+        let held = changes.iter().filter(|(_, locked)| locked.pending.is_some()).count();
+        let count = changes.len() - held;
         lock.plugins.extend(changes);
         lock.write(dir)?;
-        println!("{count} plugin(s) updated in {}", Lockfile::path(dir).display());
+        let path = Lockfile::path(dir);
+        if held == 0 {
+            println!("{count} plugin(s) updated in {}", path.display());
+        } else {
+            println!(
+                "{count} plugin(s) updated, {held} held for approval in {}",
+                path.display()
+            );
+        }
     }
     Ok(())
 }

@@ -44,7 +44,7 @@ impl Setting {
     }
 
     /// The name an error about a value gives it: the key and the flag.
-    fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         format!("{} (--{})", self.key, self.flag)
     }
 }
@@ -368,6 +368,8 @@ settings! {
         plain_http: String = none, any, flag "registry-plain-http", value_name = "HOSTS";
         /// TOML file of the trust policy: the keys that must have signed the plugins pulled from each registry and repository [default: none: pulled plugins are checked against their digests only]
         trust_policy: PathBuf = none, any, flag "trust-policy", value_name = "FILE", env = "WASM_MCP_TRUST_POLICY";
+        /// Serve signed plugins only: loose `.wasm` files in the plugins directory are refused too, and a trust policy must be set (`--require-signed` alone means true).
+        require_signed: bool = false, any, flag "require-signed", value_name = "BOOL", num_args = 0..=1, default_missing_value = "true", env = "WASM_MCP_REQUIRE_SIGNED";
     }
 
     /// OAuth 2.1 authorization of the HTTP transport (with `--http`): the

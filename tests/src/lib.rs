@@ -22,6 +22,7 @@ pub mod process;
 pub mod registry;
 pub mod registry_token;
 pub mod schema;
+pub mod sigstore;
 pub mod stdio;
 pub mod wait;
 pub mod wasi_http;

@@ -8,6 +8,9 @@
 //! file when only signed plugins may run. A signature deleted from the
 //! registry refuses the next load although the component is stored; with
 //! the registry down, the signatures kept from the last look decide.
+//! Keyless signatures are Sigstore bundles from a private Sigstore instance
+//! (`wasm_mcp_tests::sigstore`), attached as OCI referrers and checked
+//! offline against its trusted root and the identity a rule names.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,6 +20,7 @@ use wasm_mcp_tests::command::{fails, succeeds};
 use wasm_mcp_tests::expect::single_text;
 use wasm_mcp_tests::process::serve_command;
 use wasm_mcp_tests::registry::TestRegistry;
+use wasm_mcp_tests::sigstore::{self, Issue, Sigstore};
 use wasm_mcp_tests::{PluginDir, StdioServer, plugin_wasm};
 
 const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
@@ -83,6 +87,36 @@ impl Setup {
     fn sign(&self, reference: &str, key: &str) {
         let key = self.path(key).with_extension("key");
         succeeds(self.wasm_mcp(&["sign", reference, "--key", key.to_str().unwrap()]));
+    }
+
+    /// The manifest of the artifact `pinned` (`ADDR/REPO@sha256:HEX`), as stored.
+    fn artifact_manifest(&self, pinned: &str) -> Vec<u8> {
+        let (name, digest) = pinned.split_once('@').unwrap();
+        let repository = name.strip_prefix(&format!("{}/", self.registry.addr)).unwrap();
+        let repository = repository.rsplit_once(':').map_or(repository, |(r, _)| r);
+        let response = reqwest::blocking::Client::new()
+            .get(self.api(&format!("{repository}/manifests/{digest}")))
+            .header("Accept", OCI_MANIFEST)
+            .send()
+            .unwrap();
+        assert!(response.status().is_success(), "{}", response.status());
+        response.bytes().unwrap().to_vec()
+    }
+
+    /// Attaches `bundle` to `pinned` as its referrer.
+    fn attach(&self, pinned: &str, bundle: &str) {
+        let (name, digest) = pinned.split_once('@').unwrap();
+        let repository = name.strip_prefix(&format!("{}/", self.registry.addr)).unwrap();
+        let repository = repository.rsplit_once(':').map_or(repository, |(r, _)| r);
+        let size = self.artifact_manifest(pinned).len();
+        sigstore::attach(&self.registry.addr, repository, digest, size, bundle);
+    }
+
+    /// A bundle by `identity` over `pinned` from `instance`, attached to it; the bundle.
+    fn sign_keyless(&self, instance: &Sigstore, pinned: &str, identity: (&str, &str), how: Issue) -> String {
+        let bundle = instance.sign(&self.artifact_manifest(pinned), identity.0, identity.1, how);
+        self.attach(pinned, &bundle);
+        bundle
     }
 
     /// Writes the trust policy (`ADDR` in `text` stands for the registry).
@@ -209,11 +243,14 @@ fn the_signer_a_rule_names_is_served_and_every_other_case_is_refused_with_its_re
     setup.sign(&other, "stranger");
     refused(
         setup.add(plugins.path(), &other, "other"),
-        &[&rule, "signature 1 does not verify with those keys"],
+        &[&rule, "signature 1: it does not verify with those keys"],
     );
     let mut verify = setup.wasm_mcp(&["verify", &other, "--key"]);
     verify.arg(&publisher);
-    refused(verify, &["no signature of", "verifies with the keys given"]);
+    refused(
+        verify,
+        &["no signature of", "verifies with the keys or trusted root given"],
+    );
     let mut verify = setup.wasm_mcp(&["verify", &other, "--key"]);
     verify.arg(&stranger);
     succeeds(verify);
@@ -254,7 +291,7 @@ fn the_signer_a_rule_names_is_served_and_every_other_case_is_refused_with_its_re
         setup.add(plugins.path(), &malformed, "malformed"),
         &[
             &rule,
-            "signature 1 is malformed: the signature is not an ASN.1 DER ECDSA signature",
+            "signature 1: it is malformed: the signature is not an ASN.1 DER ECDSA signature",
         ],
     );
 
@@ -297,7 +334,10 @@ fn revoked_digests_and_keys_loose_files_and_deleted_signatures_stop_a_plugin() {
     rule(&setup, "keys = [\"publisher.pub\"]\n");
     refused(
         setup.add(plugins.path(), &signed, "again"),
-        &[&format!("signature 1 is by the revoked key {}", publisher.display())],
+        &[&format!(
+            "signature 1: it is by the revoked key {}",
+            publisher.display()
+        )],
     );
     rule(&setup, "");
 
@@ -343,8 +383,37 @@ fn revoked_digests_and_keys_loose_files_and_deleted_signatures_stop_a_plugin() {
     let stderr = server.stderr();
     server.shutdown();
     assert!(
-        stderr.contains("is a loose file, and the trust policy") && stderr.contains("serves signed plugins only"),
+        stderr.contains("is a loose file, and the server serves signed plugins only (the trust policy")
+            && stderr.contains("(require_signed_files)"),
         "{stderr}"
+    );
+
+    // The same asked for by the operator's setting, and that setting without a policy.
+    setup.policy("");
+    let mut command = serve_command(loose.path());
+    setup.registry.configure(&mut command, &setup.path("cache"));
+    command
+        .arg("--trust-policy")
+        .arg(setup.path("policy.toml"))
+        .arg("--require-signed");
+    let mut server = StdioServer::spawn_command(command);
+    server.initialize(json!({}));
+    server.wait_until_loaded();
+    assert!(server.call_tool("echo", json!({"message": "x"})).is_error());
+    let stderr = server.stderr();
+    server.shutdown();
+    assert!(
+        stderr
+            .contains("is a loose file, and the server serves signed plugins only (require_signed (--require-signed))"),
+        "{stderr}"
+    );
+    let mut command = serve_command(loose.path());
+    command.arg("--require-signed");
+    refused(
+        command,
+        &[
+            "require_signed (--require-signed) asks for signed plugins only, but no trust policy says whose signatures to accept: set one (--trust-policy",
+        ],
     );
 }
 
@@ -504,5 +573,168 @@ fn an_update_asking_for_more_is_held_until_approved_and_a_narrower_one_is_not() 
         lock().contains(&format!("digest = \"{}\"", digest(&narrower))),
         "{}",
         lock()
+    );
+}
+
+#[test]
+fn a_keyless_bundle_is_checked_against_the_trusted_root_and_the_identity_the_rule_names() {
+    const RELEASE: (&str, &str) = (
+        "https://github.com/acme/tools/.github/workflows/release.yml@refs/heads/main",
+        "https://token.actions.githubusercontent.com",
+    );
+    let setup = Setup::new();
+    let instance = Sigstore::new();
+    std::fs::write(setup.path("trusted_root.json"), instance.trusted_root()).unwrap();
+
+    // A rule naming identities needs the trusted root they are checked against.
+    let identities = format!(
+        "[[rule]]\npattern = \"ADDR/keyless/*\"\nidentities = [{{ subject = \"{}\", issuer = \"{}\" }}]\n",
+        RELEASE.0, RELEASE.1
+    );
+    setup.policy(&identities);
+    let plugins = PluginDir::empty();
+    let unsigned = setup.push_with_manifest("raw-echo", "# unsigned\n", "keyless/unsigned:1");
+    refused(
+        setup.add(plugins.path(), &unsigned, "unsigned"),
+        &[
+            "names keyless identities, which are checked against a Sigstore trusted root: name its file (trusted_root = \"trusted_root.json\")",
+        ],
+    );
+    setup.policy(&format!("trusted_root = \"trusted_root.json\"\n\n{identities}"));
+    let rule = format!(
+        "rule \"{}/keyless/*\" wants a signature by {} (issuer {})",
+        setup.registry.addr, RELEASE.0, RELEASE.1
+    );
+
+    // Signed by the identity the rule names: added, served, and `verify` says who signed it.
+    let signed = setup.push("versioned-v1", "keyless/versioned:1");
+    setup.sign_keyless(&instance, &signed, RELEASE, Issue::default());
+    let added = succeeds(setup.add(plugins.path(), &signed, "versioned"));
+    assert!(added.contains("Added versioned"), "{added}");
+    let mut verify = setup.wasm_mcp(&["verify", &signed, "--trusted-root"]);
+    verify.arg(setup.path("trusted_root.json"));
+    let verified = succeeds(verify);
+    let digest = signed.rsplit('@').next().unwrap();
+    assert!(
+        verified.contains(&format!(
+            "bundle 1     signed by {} (issuer {}) for {digest}",
+            RELEASE.0, RELEASE.1
+        )),
+        "{verified}"
+    );
+    let mut server = setup.serve(plugins.path());
+    assert_eq!(single_text(server.call_tool("version", json!({})).result()), "v1");
+    server.shutdown();
+
+    // Unsigned.
+    refused(
+        setup.add(plugins.path(), &unsigned, "unsigned"),
+        &[
+            &rule,
+            "it is unsigned (the registry has no sha256-",
+            "and no Sigstore bundle refers to it)",
+        ],
+    );
+
+    // Each case its own artifact (a manifest of its own), its bundle refused.
+    let case = |name: &str| setup.push_with_manifest("raw-echo", &format!("# {name}\n"), &format!("keyless/{name}:1"));
+    let mallory = (
+        "https://github.com/mallory/tools/.github/workflows/release.yml@refs/heads/main",
+        RELEASE.1,
+    );
+    let other_subject = case("other-subject");
+    setup.sign_keyless(&instance, &other_subject, mallory, Issue::default());
+    refused(
+        setup.add(plugins.path(), &other_subject, "other-subject"),
+        &[
+            &rule,
+            &format!(
+                "Sigstore bundle 1: it is signed by {} (issuer {}), whom the rule does not name",
+                mallory.0, mallory.1
+            ),
+        ],
+    );
+
+    let other_issuer = case("other-issuer");
+    setup.sign_keyless(
+        &instance,
+        &other_issuer,
+        (RELEASE.0, "https://issuer.example"),
+        Issue::default(),
+    );
+    refused(
+        setup.add(plugins.path(), &other_issuer, "other-issuer"),
+        &[&format!(
+            "it is signed by {} (issuer https://issuer.example), whom the rule does not name",
+            RELEASE.0
+        )],
+    );
+
+    let not_trusted = case("other-authority");
+    setup.sign_keyless(&instance.other_authority(), &not_trusted, RELEASE, Issue::default());
+    let stderr = fails(setup.add(plugins.path(), &not_trusted, "other-authority"));
+    assert!(
+        stderr.contains("Sigstore bundle 1: it does not verify against the trusted root"),
+        "{stderr}"
+    );
+    eprintln!("a certificate of another authority: {stderr}");
+
+    let other_logs = case("other-logs");
+    setup.sign_keyless(&Sigstore::new(), &other_logs, RELEASE, Issue::default());
+    let stderr = fails(setup.add(plugins.path(), &other_logs, "other-logs"));
+    assert!(
+        stderr.contains("Sigstore bundle 1: it does not verify against the trusted root"),
+        "{stderr}"
+    );
+    eprintln!("a signature logged elsewhere: {stderr}");
+
+    let expired = case("expired");
+    setup.sign_keyless(&instance, &expired, RELEASE, Issue { expired: true });
+    let stderr = fails(setup.add(plugins.path(), &expired, "expired"));
+    assert!(
+        stderr.contains("Sigstore bundle 1: it does not verify against the trusted root"),
+        "{stderr}"
+    );
+    eprintln!("an expired certificate: {stderr}");
+
+    let copied = case("copied");
+    setup.attach(
+        &copied,
+        &setup.sign_keyless(&instance, &case("original"), RELEASE, Issue::default()),
+    );
+    let stderr = fails(setup.add(plugins.path(), &copied, "copied"));
+    assert!(
+        stderr.contains("Sigstore bundle 1: it does not verify against the trusted root"),
+        "{stderr}"
+    );
+    eprintln!("a bundle of another artifact: {stderr}");
+
+    let tampered = case("tampered");
+    let mut bundle: Value = serde_json::from_str(&instance.sign(
+        &setup.artifact_manifest(&tampered),
+        RELEASE.0,
+        RELEASE.1,
+        Issue::default(),
+    ))
+    .unwrap();
+    let signature = bundle["messageSignature"]["signature"].as_str().unwrap().to_owned();
+    let flipped = if signature.starts_with('M') { "N" } else { "M" };
+    bundle["messageSignature"]["signature"] = json!(format!("{flipped}{}", &signature[1..]));
+    setup.attach(&tampered, &bundle.to_string());
+    let stderr = fails(setup.add(plugins.path(), &tampered, "tampered"));
+    assert!(
+        stderr.contains("Sigstore bundle 1: it does not verify against the trusted root"),
+        "{stderr}"
+    );
+    eprintln!("a tampered signature: {stderr}");
+
+    let malformed = case("malformed");
+    setup.attach(&malformed, "{\"mediaType\": \"not a bundle\"}");
+    refused(
+        setup.add(plugins.path(), &malformed, "malformed"),
+        &[
+            "Sigstore bundle 1: it does not verify against the trusted root",
+            "it is not a Sigstore bundle",
+        ],
     );
 }

@@ -1,7 +1,7 @@
 //! `wasm-mcp keygen`, `wasm-mcp sign REF --key KEY` and `wasm-mcp verify
 //! REF`: a publisher's key pair, a signature of what a tag names pushed
 //! beside it (cosign's form and place), and who signed what, checked with
-//! given keys or the trust policy.
+//! given keys, a Sigstore trusted root (keyless bundles) or the trust policy.
 
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -12,6 +12,7 @@ use clap::Args;
 
 use wasm_mcp::registry::reference;
 use wasm_mcp::trust::Signature;
+use wasm_mcp::trust::bundle::TrustedRoot;
 use wasm_mcp::trust::signature::{PrivateKey, PublicKey, payload, read_payload, signature_tag};
 
 use super::registry_args::RegistryArgs;
@@ -38,9 +39,12 @@ pub struct SignArgs {
 pub struct VerifyArgs {
     /// What to check: host[:port]/repository:tag or host[:port]/repository@sha256:DIGEST.
     reference: String,
-    /// Public keys (PEM) to check the signatures with; without one, the trust policy (--trust-policy) decides.
+    /// Public keys (PEM) to check the signatures with; without one (or --trusted-root), the trust policy (--trust-policy) decides.
     #[arg(long, value_name = "PUB")]
     key: Vec<PathBuf>,
+    /// Sigstore trusted root (JSON) to check keyless bundles against, printing who signed each.
+    #[arg(long, value_name = "FILE")]
+    trusted_root: Option<PathBuf>,
     #[command(flatten)]
     registry: RegistryArgs,
 }
@@ -107,9 +111,11 @@ pub async fn verify(args: VerifyArgs) -> Result<()> {
     let (digest, _) = client.resolve(&target, registry.store()?).await?;
     let repository = format!("{}/{}", target.registry(), target.repository());
     println!("{repository}@{digest}");
-    if args.key.is_empty() {
+    if args.key.is_empty() && args.trusted_root.is_none() {
         let Some(policy) = registry.policy() else {
-            bail!("name the keys to check with (--key PUB), or a trust policy (--trust-policy FILE)");
+            bail!(
+                "name the keys to check with (--key PUB), a Sigstore trusted root (--trusted-root FILE), or a trust policy (--trust-policy FILE)"
+            );
         };
         let verdict = registry.verify(&target, &digest).await?;
         println!(
@@ -120,15 +126,16 @@ pub async fn verify(args: VerifyArgs) -> Result<()> {
         return Ok(());
     }
     let keys: Vec<PublicKey> = args.key.iter().map(|k| PublicKey::read(k)).collect::<Result<_>>()?;
-    let signatures = client.signatures(&target, &digest).await?.unwrap_or_default();
-    if signatures.is_empty() {
+    let root = args.trusted_root.as_deref().map(TrustedRoot::read).transpose()?;
+    let found = client.signatures_and_bundles(&target, &digest).await?;
+    if found.is_empty() {
         bail!(
-            "{repository}@{digest} is unsigned: the registry has no {}",
+            "{repository}@{digest} is unsigned: the registry has no {} and no Sigstore bundle refers to it",
             signature_tag(&digest)
         );
     }
     let mut trusted = false;
-    for (n, found) in signatures.iter().enumerate() {
+    for (n, found) in found.keyed.iter().enumerate().filter(|_| !keys.is_empty()) {
         let signer = keys
             .iter()
             .find(|key| key.verifies(&found.payload, &found.signature).unwrap_or(false));
@@ -146,8 +153,20 @@ pub async fn verify(args: VerifyArgs) -> Result<()> {
         };
         println!("  signature {}  {line}", n + 1);
     }
+    if let Some(root) = &root {
+        for (n, bundle) in found.bundles.iter().enumerate() {
+            let line = match root.signer(bundle.as_bytes(), &digest) {
+                Ok(identity) => {
+                    trusted = true;
+                    format!("signed by {identity} for {digest}")
+                }
+                Err(e) => format!("does not verify against {}: {e:#}", root.name),
+            };
+            println!("  bundle {}     {line}", n + 1);
+        }
+    }
     if !trusted {
-        bail!("no signature of {repository}@{digest} verifies with the keys given");
+        bail!("no signature of {repository}@{digest} verifies with the keys or trusted root given");
     }
     Ok(())
 }

@@ -23,13 +23,18 @@ use super::credentials::{Credentials, PASSWORD_VARIABLE, USERNAME_VARIABLE};
 use super::reference::{digest_of, is_loopback, pinned};
 use super::store::Store;
 use crate::settings::{RegistryValues, registry};
-use crate::trust::Signature;
+use crate::trust::bundle::BUNDLE_ARTIFACT_TYPE;
 use crate::trust::signature::{SIGNATURE_ANNOTATION, SIGNATURE_LAYER_MEDIA_TYPE, signature_tag};
+use crate::trust::{Signature, Signatures};
 
 /// The largest OCI manifest accepted: a plugin's has two or three entries.
 const MAX_MANIFEST_BYTES: u64 = 1 << 20;
 /// The largest signature payload accepted (cosign's are a few hundred bytes).
 const MAX_PAYLOAD_BYTES: i64 = 64 << 10;
+/// The largest Sigstore bundle accepted (a certificate chain and a proof: a few KiB).
+const MAX_BUNDLE_BYTES: i64 = 256 << 10;
+/// The most bundles read for one artifact.
+const MAX_BUNDLES: usize = 16;
 /// The first wait before a retry; each next one doubles, up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(250);
 const MAX_BACKOFF: Duration = Duration::from_secs(4);
@@ -289,6 +294,66 @@ impl RegistryClient {
             Ok(Some(found))
         })
         .await
+    }
+
+    /// The Sigstore bundles that refer to the artifact `digest` of
+    /// `reference`'s repository: the OCI referrers of artifact type
+    /// [`BUNDLE_ARTIFACT_TYPE`] (through the registry's referrers API, or the
+    /// `sha256-HEX` tag of registries without one), each bundle the
+    /// referrer's layer of that media type.
+    pub async fn bundles(&self, reference: &Reference, digest: &str) -> Result<Vec<String>> {
+        let subject = &Reference::with_digest(
+            reference.registry().to_owned(),
+            reference.repository().to_owned(),
+            digest.to_owned(),
+        );
+        let credentials = &Credentials::find(reference.resolve_registry()).await?;
+        self.retrying(
+            subject,
+            credentials,
+            "read the Sigstore bundles of",
+            |client| async move {
+                let auth = Credentials::auth(credentials);
+                client.auth(subject, &auth, RegistryOperation::Pull).await?;
+                let index = client.pull_referrers(subject, Some(BUNDLE_ARTIFACT_TYPE)).await?;
+                let mut bundles = Vec::new();
+                for referrer in index.manifests.iter().take(MAX_BUNDLES) {
+                    let at = Reference::with_digest(
+                        subject.registry().to_owned(),
+                        subject.repository().to_owned(),
+                        referrer.digest.clone(),
+                    );
+                    let (json, _) = self.manifest(client, &at, credentials).await?;
+                    let manifest: OciImageManifest = serde_json::from_slice(&json)
+                        .map_err(|e| anyhow::anyhow!("the referrer {at} is not an OCI image manifest: {e}"))?;
+                    for layer in manifest.layers.iter().filter(|l| l.media_type == BUNDLE_ARTIFACT_TYPE) {
+                        if layer.size > MAX_BUNDLE_BYTES {
+                            return Err(anyhow::anyhow!(
+                                "the Sigstore bundle {at} is larger than {MAX_BUNDLE_BYTES} bytes"
+                            )
+                            .into());
+                        }
+                        let mut bundle = Vec::new();
+                        client.pull_blob(&at, layer, &mut bundle).await?;
+                        let bundle = String::from_utf8(bundle)
+                            .map_err(|_| anyhow::anyhow!("the Sigstore bundle {at} is not UTF-8 text"))?;
+                        bundles.push(bundle);
+                    }
+                }
+                Ok(bundles)
+            },
+        )
+        .await
+    }
+
+    /// The key-based signatures and the Sigstore bundles of the artifact
+    /// `digest` of `reference`'s repository.
+    pub async fn signatures_and_bundles(&self, reference: &Reference, digest: &str) -> Result<Signatures> {
+        let (keyed, bundles) = tokio::try_join!(self.signatures(reference, digest), self.bundles(reference, digest))?;
+        Ok(Signatures {
+            keyed: keyed.unwrap_or_default(),
+            bundles,
+        })
     }
 
     /// Adds a signature (`payload` signed, `signature` in base64) to those

@@ -25,12 +25,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use tokio::sync::OnceCell;
 
 use crate::manifest::Manifest;
 use crate::settings::RegistryValues;
-use crate::trust::{Policy, Verdict};
+use crate::trust::{Policy, Signatures, Verdict};
 use artifact::Artifact;
 use client::{RegistryClient, Unreachable};
 use lockfile::Locked;
@@ -79,6 +79,15 @@ impl Registry {
     /// A trust policy that cannot be read.
     pub fn new(settings: &RegistryValues, cache: Option<PathBuf>) -> Result<Self> {
         let policy = settings.trust_policy.as_deref().map(Policy::read).transpose()?;
+        if settings.require_signed && policy.is_none() {
+            bail!(
+                "{} asks for signed plugins only, but no trust policy says whose signatures to accept: \
+                 set one ({}) or drop {}",
+                crate::settings::registry::require_signed.name(),
+                crate::settings::registry::trust_policy.hint(),
+                crate::settings::registry::require_signed.name()
+            );
+        }
         Ok(Self {
             settings: settings.clone(),
             store: cache.as_deref().map(Store::in_cache),
@@ -90,6 +99,21 @@ impl Registry {
     /// The trust policy, if the operator set one.
     pub fn policy(&self) -> Option<Arc<Policy>> {
         self.policy.read().expect("not poisoned").clone()
+    }
+
+    /// Why loose `.wasm` files in the plugins directory are refused, if they
+    /// are: the operator serves signed plugins only (`--require-signed`, or
+    /// `require_signed_files` in the trust policy).
+    pub fn loose_files_refused(&self) -> Option<String> {
+        let from_policy = self
+            .policy()
+            .filter(|policy| policy.require_signed_files)
+            .map(|policy| format!("the trust policy {} (require_signed_files)", policy.path.display()));
+        let from_settings = self
+            .settings
+            .require_signed
+            .then(|| crate::settings::registry::require_signed.name());
+        from_settings.or(from_policy)
     }
 
     /// The trust policy's file, if the operator set one.
@@ -114,18 +138,18 @@ impl Registry {
         };
         let repository = format!("{}/{}", reference.registry(), reference.repository());
         if !policy.needs_signatures(&repository, digest) {
-            return policy.verify(&repository, digest, None).map(Some);
+            return policy.verify(&repository, digest, &Signatures::default()).map(Some);
         }
         let store = self.store()?;
-        let signatures = match self.client().await?.signatures(reference, digest).await {
+        let signatures = match self.client().await?.signatures_and_bundles(reference, digest).await {
             Ok(found) => {
-                store.write_signatures(digest, found.as_deref().unwrap_or_default())?;
+                store.write_signatures(digest, &found)?;
                 found
             }
             Err(e) if Unreachable::caused(&e) => match store.read_signatures(digest)? {
                 Some(kept) => {
                     tracing::info!(%repository, digest, "the registry cannot be reached: checking the signatures kept from the last look");
-                    Some(kept)
+                    kept
                 }
                 None => {
                     return Err(e.context(format!(
@@ -135,7 +159,7 @@ impl Registry {
             },
             Err(e) => return Err(e),
         };
-        policy.verify(&repository, digest, signatures.as_deref()).map(Some)
+        policy.verify(&repository, digest, &signatures).map(Some)
     }
 
     /// The store.

@@ -8,9 +8,10 @@
 //! so a reader (another replica sharing the directory included) sees a whole
 //! entry or none.
 //!
-//! The signatures last found for an artifact are kept too, for a start with
-//! the registry down: as a content-addressed entry (their JSON) that
-//! `registry/signatures/HEX` (the artifact's digest) points to.
+//! The signatures and Sigstore bundles last found for an artifact are kept
+//! too, for a start with the registry down: as a content-addressed entry
+//! (their JSON) that `registry/signatures/HEX` (the artifact's digest)
+//! points to.
 
 use std::fs;
 use std::io::Write;
@@ -22,7 +23,7 @@ use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
 
 use super::reference::{check_digest, digest_of};
-use crate::trust::Signature;
+use crate::trust::{Signature, Signatures};
 
 /// A signature as the store keeps it.
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -30,6 +31,13 @@ struct StoredSignature {
     /// The payload, base64.
     payload: String,
     signature: String,
+}
+
+/// What the store keeps of an artifact's signatures.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct StoredSignatures {
+    keyed: Vec<StoredSignature>,
+    bundles: Vec<String>,
 }
 
 /// The store in a directory.
@@ -81,16 +89,20 @@ impl Store {
     }
 
     /// Keeps `signatures` as those last found for the artifact `digest`.
-    pub fn write_signatures(&self, digest: &str, signatures: &[Signature]) -> Result<()> {
+    pub fn write_signatures(&self, digest: &str, signatures: &Signatures) -> Result<()> {
         use base64::Engine as _;
         check_digest(digest)?;
-        let stored: Vec<StoredSignature> = signatures
-            .iter()
-            .map(|s| StoredSignature {
-                payload: base64::engine::general_purpose::STANDARD.encode(&s.payload),
-                signature: s.signature.clone(),
-            })
-            .collect();
+        let stored = StoredSignatures {
+            keyed: signatures
+                .keyed
+                .iter()
+                .map(|s| StoredSignature {
+                    payload: base64::engine::general_purpose::STANDARD.encode(&s.payload),
+                    signature: s.signature.clone(),
+                })
+                .collect(),
+            bundles: signatures.bundles.clone(),
+        };
         let json = serde_json::to_vec(&stored)?;
         let json_digest = digest_of(&json);
         self.write(&json_digest, &json)?;
@@ -108,7 +120,7 @@ impl Store {
 
     /// The signatures last found for the artifact `digest`; `None` when
     /// none were ever looked up (or what was kept no longer matches).
-    pub fn read_signatures(&self, digest: &str) -> Result<Option<Vec<Signature>>> {
+    pub fn read_signatures(&self, digest: &str) -> Result<Option<Signatures>> {
         use base64::Engine as _;
         check_digest(digest)?;
         let json_digest = match fs::read_to_string(self.signatures_pointer(digest)) {
@@ -119,9 +131,10 @@ impl Store {
         let Ok(Some(json)) = self.read(json_digest.trim()) else {
             return Ok(None);
         };
-        let stored: Vec<StoredSignature> =
+        let stored: StoredSignatures =
             serde_json::from_slice(&json).context("the signatures kept in the registry store are not valid")?;
-        stored
+        let keyed = stored
+            .keyed
             .into_iter()
             .map(|s| {
                 Ok(Signature {
@@ -131,8 +144,11 @@ impl Store {
                     signature: s.signature,
                 })
             })
-            .collect::<Result<_>>()
-            .map(Some)
+            .collect::<Result<_>>()?;
+        Ok(Some(Signatures {
+            keyed,
+            bundles: stored.bundles,
+        }))
     }
 
     /// Stores `bytes` as the content of `digest`, once they match it.

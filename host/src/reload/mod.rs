@@ -283,12 +283,8 @@ impl Reloader {
                     (Err(why), Origin::File(path))
                 }
                 Source::File(path) => {
-                    let loaded = match self.registry.policy().filter(|policy| policy.require_signed_files) {
-                        Some(policy) => Err(anyhow::anyhow!(
-                            "{} is a loose file, and the trust policy {} serves signed plugins only                              (require_signed_files): publish it (`wasm-mcp push`), sign it (`wasm-mcp sign`)                              and add it by reference (`wasm-mcp add`)",
-                            path.display(),
-                            policy.path.display()
-                        )),
+                    let loaded = match self.registry.loose_files_refused() {
+                        Some(setting) => Err(loose_file_refused(&path, &setting)),
                         None => self.runtime.load(&path).await,
                     };
                     (loaded, Origin::File(path))
@@ -353,7 +349,6 @@ impl Reloader {
     /// plugin it now refuses (a revoked digest or key, a rule gone) stops
     /// being served, with `list_changed`; one it now lets in is loaded.
     async fn revalidate(&self) {
-        let policy = self.registry.policy();
         let mut withdrawn = false;
         let mut to_load = BTreeMap::new();
         {
@@ -366,12 +361,10 @@ impl Reloader {
                         Ok(reference) => self.registry.verify(&reference, &locked.digest).await.err(),
                         Err(e) => Some(e),
                     },
-                    Source::File(path) if policy.as_ref().is_some_and(|p| p.require_signed_files) => {
-                        Some(anyhow::anyhow!(
-                            "{} is a loose file, and the trust policy now serves signed plugins only",
-                            path.display()
-                        ))
-                    }
+                    Source::File(path) => self
+                        .registry
+                        .loose_files_refused()
+                        .map(|setting| loose_file_refused(&path, &setting)),
                     _ => None,
                 };
                 match refusal {
@@ -488,6 +481,15 @@ impl std::fmt::Display for Origin {
             Origin::Locked(locked) => write!(f, "{}@{}", locked.reference, locked.digest),
         }
     }
+}
+
+/// The refusal of the loose file `path` while `setting` asks for signed plugins only.
+fn loose_file_refused(path: &Path, setting: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{} is a loose file, and the server serves signed plugins only ({setting}): publish it (`wasm-mcp push`), \
+         sign it (`wasm-mcp sign`) and add it by reference (`wasm-mcp add`)",
+        path.display()
+    )
 }
 
 /// The `.wasm` files directly inside `dir`, sorted by plugin name; none

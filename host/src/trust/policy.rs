@@ -1,17 +1,23 @@
 //! The trust policy: the operator's TOML file saying, for each registry and
-//! repository (a glob over `host[:port]/repository`), which keys must have
-//! signed what is served from it, or that it may serve unsigned plugins (a
-//! development registry). Rules are read top to bottom and the first that
-//! matches decides; a repository no rule matches is refused: there is no
-//! default trust. Revoked digests and keys are refused whatever the rules
-//! say. Key files are named relative to the policy file.
+//! repository (a glob over `host[:port]/repository`), which keys or keyless
+//! identities must have signed what is served from it, or that it may serve
+//! unsigned plugins (a development registry). Rules are read top to bottom
+//! and the first that matches decides; a repository no rule matches is
+//! refused: there is no default trust. Revoked digests and keys are refused
+//! whatever the rules say. Files are named relative to the policy file.
 //!
 //! ```toml
 //! require_signed_files = false        # true: loose .wasm files are refused too
+//! trusted_root = "trusted_root.json"  # Sigstore's, for rules naming identities
 //!
 //! [[rule]]
 //! pattern = "registry.example:5000/tools/*"
 //! keys = ["keys/publisher.pub"]
+//!
+//! [[rule]]
+//! pattern = "ghcr.io/acme/*"
+//! identities = [{ subject = "https://github.com/acme/tools/.github/workflows/release.yml@refs/heads/main",
+//!                 issuer = "https://token.actions.githubusercontent.com" }]
 //!
 //! [[rule]]
 //! pattern = "127.0.0.1:5000/**"
@@ -28,13 +34,31 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
+use super::bundle::{Identity, TrustedRoot};
 use super::signature::{PublicKey, read_payload, signature_tag};
 
-/// One signature found for an artifact: the payload and its signature (base64).
+/// One signature in cosign's key-based form found for an artifact: the
+/// payload and its signature (base64).
 #[derive(Debug, Clone)]
 pub struct Signature {
     pub payload: Vec<u8>,
     pub signature: String,
+}
+
+/// What the registry keeps to vouch for one artifact.
+#[derive(Debug, Clone, Default)]
+pub struct Signatures {
+    /// Signatures in cosign's key-based form.
+    pub keyed: Vec<Signature>,
+    /// Sigstore bundles (JSON).
+    pub bundles: Vec<String>,
+}
+
+impl Signatures {
+    /// Whether there is nothing.
+    pub fn is_empty(&self) -> bool {
+        self.keyed.is_empty() && self.bundles.is_empty()
+    }
 }
 
 /// The policy, its keys read.
@@ -44,6 +68,7 @@ pub struct Policy {
     pub path: PathBuf,
     /// Whether loose `.wasm` files in the plugins directory are refused.
     pub require_signed_files: bool,
+    trusted_root: Option<TrustedRoot>,
     rules: Vec<Rule>,
     revoked_digests: BTreeSet<String>,
     revoked_keys: Vec<PublicKey>,
@@ -54,13 +79,14 @@ pub struct Policy {
 pub struct Rule {
     pub pattern: String,
     keys: Vec<PublicKey>,
+    identities: Vec<Identity>,
     allow_unsigned: bool,
 }
 
 /// Why an artifact may be served.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
-    /// Signed by `key` as rule `pattern` asks.
+    /// Signed by `key` (a key file, or a keyless identity) as rule `pattern` asks.
     Signed { pattern: String, key: String },
     /// Rule `pattern` lets it be served unsigned.
     Unsigned { pattern: String },
@@ -80,6 +106,7 @@ impl std::fmt::Display for Verdict {
 struct PolicyFile {
     #[serde(default)]
     require_signed_files: bool,
+    trusted_root: Option<PathBuf>,
     #[serde(default, rename = "rule")]
     rules: Vec<RuleFile>,
     #[serde(default)]
@@ -92,6 +119,8 @@ struct RuleFile {
     pattern: String,
     #[serde(default)]
     keys: Vec<PathBuf>,
+    #[serde(default)]
+    identities: Vec<Identity>,
     #[serde(default)]
     allow_unsigned: bool,
 }
@@ -124,18 +153,34 @@ impl Policy {
                 .collect::<Result<_>>()
                 .with_context(|| format!("the trust policy {}", path.display()))
         };
+        let trusted_root = file
+            .trusted_root
+            .map(|root| TrustedRoot::read(&base.join(root)))
+            .transpose()
+            .with_context(|| format!("the trust policy {}", path.display()))?;
         let mut rules = Vec::new();
         for rule in file.rules {
-            if rule.keys.is_empty() == !rule.allow_unsigned {
+            let signers = !rule.keys.is_empty() || !rule.identities.is_empty();
+            if signers == rule.allow_unsigned {
                 bail!(
-                    "the trust policy {}: rule {:?} must name the keys that sign what it covers (keys = [\"publisher.pub\"]) \
+                    "the trust policy {}: rule {:?} must name the keys (keys = [\"publisher.pub\"]) or keyless identities \
+                     (identities = [{{ subject = \"…\", issuer = \"…\" }}]) that sign what it covers, \
                      or allow unsigned plugins (allow_unsigned = true), not both or neither",
+                    path.display(),
+                    rule.pattern
+                );
+            }
+            if !rule.identities.is_empty() && trusted_root.is_none() {
+                bail!(
+                    "the trust policy {}: rule {:?} names keyless identities, which are checked against a Sigstore \
+                     trusted root: name its file (trusted_root = \"trusted_root.json\")",
                     path.display(),
                     rule.pattern
                 );
             }
             rules.push(Rule {
                 keys: keys(&rule.keys)?,
+                identities: rule.identities,
                 pattern: rule.pattern,
                 allow_unsigned: rule.allow_unsigned,
             });
@@ -143,6 +188,7 @@ impl Policy {
         Ok(Self {
             path: path.to_owned(),
             require_signed_files: file.require_signed_files,
+            trusted_root,
             rules,
             revoked_digests: file.revoked.digests.into_iter().collect(),
             revoked_keys: keys(&file.revoked.keys)?,
@@ -162,11 +208,11 @@ impl Policy {
     }
 
     /// Whether the artifact `digest` of `repository` may be served, given
-    /// the signatures found for it (`None`: the registry has none).
+    /// the signatures and bundles found for it.
     ///
     /// # Errors
     /// Each refusal, saying which rule asked for what and what failed.
-    pub fn verify(&self, repository: &str, digest: &str, signatures: Option<&[Signature]>) -> Result<Verdict> {
+    pub fn verify(&self, repository: &str, digest: &str, signatures: &Signatures) -> Result<Verdict> {
         let refused = |why: String| {
             anyhow::anyhow!(
                 "{repository}@{digest} is refused by the trust policy {}: {why}",
@@ -186,67 +232,90 @@ impl Policy {
                 pattern: rule.pattern.clone(),
             });
         }
-        let wanted = || {
-            let names: Vec<&str> = rule.keys.iter().map(|k| k.name.as_str()).collect();
-            format!("rule {:?} wants a signature by {}", rule.pattern, names.join(" or "))
+        let wanted = {
+            let signers: Vec<String> = (rule.keys.iter().map(|k| k.name.clone()))
+                .chain(rule.identities.iter().map(Identity::to_string))
+                .collect();
+            format!("rule {:?} wants a signature by {}", rule.pattern, signers.join(" or "))
         };
-        let signatures = match signatures {
-            Some(found) if !found.is_empty() => found,
-            _ => {
-                return Err(refused(format!(
-                    "{}; it is unsigned (the registry has no {})",
-                    wanted(),
-                    signature_tag(digest)
-                )));
-            }
-        };
+        if signatures.is_empty() {
+            return Err(refused(format!(
+                "{wanted}; it is unsigned (the registry has no {} and no Sigstore bundle refers to it)",
+                signature_tag(digest)
+            )));
+        }
         let mut failures = Vec::new();
-        for (n, found) in signatures.iter().enumerate() {
-            let n = n + 1;
-            let verified_by = rule
-                .keys
-                .iter()
-                .chain(&self.revoked_keys)
-                .find_map(|key| match key.verifies(&found.payload, &found.signature) {
-                    Ok(true) => Some(Ok(key)),
-                    Ok(false) => None,
-                    Err(e) => Some(Err(format!("signature {n} is malformed: {e:#}"))),
-                })
-                .unwrap_or_else(|| {
-                    Err(format!(
-                        "signature {n} does not verify with those keys (signed by another key, or its payload was altered)"
-                    ))
-                });
-            let key = match verified_by {
-                Ok(key) => key,
-                Err(failure) => {
-                    failures.push(failure);
-                    continue;
-                }
-            };
-            if self
-                .revoked_keys
-                .iter()
-                .any(|revoked| revoked.fingerprint() == key.fingerprint())
-            {
-                failures.push(format!("signature {n} is by the revoked key {}", key.name));
-                continue;
-            }
-            match read_payload(&found.payload) {
-                Ok(claim) if claim.digest == digest => {
+        for (n, found) in signatures.keyed.iter().enumerate() {
+            match self.keyed_signer(rule, found, digest) {
+                Ok(key) => {
                     return Ok(Verdict::Signed {
                         pattern: rule.pattern.clone(),
-                        key: key.name.clone(),
+                        key,
                     });
                 }
-                Ok(claim) => failures.push(format!(
-                    "signature {n} by {} is for another artifact, {}",
-                    key.name, claim.digest
-                )),
-                Err(e) => failures.push(format!("signature {n} by {}: {e:#}", key.name)),
+                Err(failure) => failures.push(format!("signature {}: {failure}", n + 1)),
             }
         }
-        Err(refused(format!("{}; {}", wanted(), failures.join("; "))))
+        for (n, bundle) in signatures.bundles.iter().enumerate() {
+            match self.bundle_signer(rule, bundle, digest) {
+                Ok(identity) => {
+                    return Ok(Verdict::Signed {
+                        pattern: rule.pattern.clone(),
+                        key: identity.to_string(),
+                    });
+                }
+                Err(failure) => failures.push(format!("Sigstore bundle {}: {failure}", n + 1)),
+            }
+        }
+        Err(refused(format!("{wanted}; {}", failures.join("; "))))
+    }
+
+    /// The key (its name) of `rule` that made the key-based signature
+    /// `found` of `digest`, or why none did.
+    fn keyed_signer(&self, rule: &Rule, found: &Signature, digest: &str) -> std::result::Result<String, String> {
+        let key = rule
+            .keys
+            .iter()
+            .chain(&self.revoked_keys)
+            .find_map(|key| match key.verifies(&found.payload, &found.signature) {
+                Ok(true) => Some(Ok(key)),
+                Ok(false) => None,
+                Err(e) => Some(Err(format!("it is malformed: {e:#}"))),
+            })
+            .unwrap_or_else(|| {
+                Err("it does not verify with those keys (signed by another key, or its payload was altered)".to_owned())
+            })?;
+        if self
+            .revoked_keys
+            .iter()
+            .any(|revoked| revoked.fingerprint() == key.fingerprint())
+        {
+            return Err(format!("it is by the revoked key {}", key.name));
+        }
+        match read_payload(&found.payload) {
+            Ok(claim) if claim.digest == digest => Ok(key.name.clone()),
+            Ok(claim) => Err(format!(
+                "it is by {} but is for another artifact, {}",
+                key.name, claim.digest
+            )),
+            Err(e) => Err(format!("it is by {}: {e:#}", key.name)),
+        }
+    }
+
+    /// The identity of `rule` that made the Sigstore bundle `json` over
+    /// `digest`, or why none did.
+    fn bundle_signer(&self, rule: &Rule, json: &str, digest: &str) -> std::result::Result<Identity, String> {
+        let Some(root) = self.trusted_root.as_ref().filter(|_| !rule.identities.is_empty()) else {
+            return Err("the rule names no keyless identities".to_owned());
+        };
+        let signer = root
+            .signer(json.as_bytes(), digest)
+            .map_err(|e| format!("it does not verify against the trusted root {}: {e:#}", root.name))?;
+        if rule.identities.contains(&signer) {
+            Ok(signer)
+        } else {
+            Err(format!("it is signed by {signer}, whom the rule does not name"))
+        }
     }
 }
 

@@ -161,6 +161,8 @@ pub struct Metrics {
     recent: Mutex<VecDeque<Value>>,
     /// Each plugin's last failure to load, until a version loads.
     load_errors: Mutex<BTreeMap<String, Value>>,
+    /// Per plugin, the update held for approval (its digest and what it asks for more).
+    held_updates: Mutex<BTreeMap<String, Value>>,
 }
 
 /// What the status page shows of one tool.
@@ -234,6 +236,7 @@ impl Metrics {
             tools: Mutex::default(),
             recent: Mutex::default(),
             load_errors: Mutex::default(),
+            held_updates: Mutex::default(),
         };
         metrics.registry.register_with_unit(
             "mcp_server_operation_duration",
@@ -450,6 +453,15 @@ impl Metrics {
         Held::on(&self.calls_waiting)
     }
 
+    /// The updates held for approval now: per plugin, the version's digest
+    /// and each grant it asks for beyond those approved (replacing the last).
+    pub fn held_updates(&self, held: BTreeMap<String, (String, Vec<String>)>) {
+        *self.held_updates.lock().unwrap() = held
+            .into_iter()
+            .map(|(plugin, (digest, asks))| (plugin, json!({ "digest": digest, "asks": asks })))
+            .collect();
+    }
+
     /// A version of `plugin` was loaded, or failed to load (`error` says why).
     pub fn plugin_load(&self, plugin: &str, error: Option<&str>) {
         let outcome = match error {
@@ -520,6 +532,7 @@ impl Metrics {
             "sessions": sessions,
             "subscriptions": subscriptions,
             "load_errors": *self.load_errors.lock().unwrap(),
+            "held_updates": *self.held_updates.lock().unwrap(),
             "recent": self.recent.lock().unwrap().iter().rev().collect::<Vec<_>>(),
         })
     }

@@ -143,12 +143,18 @@ impl Setup {
 
     /// A server of `plugins` under the policy.
     fn serve(&self, plugins: &Path) -> StdioServer {
+        self.serve_with(plugins, &[])
+    }
+
+    /// A server of `plugins` under the policy, with the flags `extra`.
+    fn serve_with(&self, plugins: &Path, extra: &[&str]) -> StdioServer {
         let mut command = serve_command(plugins);
         self.registry.configure(&mut command, &self.path("cache"));
         command
             .arg("--trust-policy")
             .arg(self.path("policy.toml"))
-            .args(["--pull-retries", "0"]);
+            .args(["--pull-retries", "0"])
+            .args(extra);
         let mut server = StdioServer::spawn_command(command);
         server.initialize(json!({}));
         server.wait_until_loaded();
@@ -484,8 +490,20 @@ fn an_update_asking_for_more_is_held_until_approved_and_a_narrower_one_is_not() 
     succeeds(setup.add(plugins.path(), &tag, "versioned"));
     let lock = || std::fs::read_to_string(plugins.path().join("plugins.lock")).unwrap();
     assert!(lock().contains("network example.com:80"), "{}", lock());
-    let mut server = setup.serve(plugins.path());
+    let status = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().to_string()
+    };
+    let mut server = setup.serve_with(plugins.path(), &["--status", &status]);
     assert_eq!(single_text(server.call_tool("version", json!({})).result()), "v1");
+    let held_updates = || -> Value {
+        let body = reqwest::blocking::get(format!("http://{status}/status.json"))
+            .unwrap()
+            .text()
+            .unwrap();
+        serde_json::from_str::<Value>(&body).unwrap()["held_updates"].clone()
+    };
+    assert_eq!(held_updates(), json!({}));
 
     // v2 asks for another host, a directory and a longer deadline: held.
     let v2 = setup.push_with_manifest(
@@ -521,6 +539,21 @@ fn an_update_asking_for_more_is_held_until_approved_and_a_narrower_one_is_not() 
         "{report}"
     );
     assert_eq!(single_text(server.call_tool("version", json!({})).result()), "v1");
+    // The status page shows the held update, line by line.
+    let shown = wasm_mcp_tests::wait::poll(wasm_mcp_tests::wait::timeout(), || {
+        Some(held_updates()).filter(|held| held != &json!({}))
+    })
+    .expect("the held update on the status page");
+    assert_eq!(shown["versioned"]["digest"], json!(digest(&v2)), "{shown}");
+    let asks: Vec<&str> = shown["versioned"]["asks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    for line in ["+ network example.org:443", "+ directory /tmp at /scratch"] {
+        assert!(asks.contains(&line), "{line:?} in {asks:?}");
+    }
 
     // Approved: the server follows the lockfile to v2.
     let mut approve = setup.wasm_mcp(&["approve", "versioned", "--plugins"]);
@@ -531,6 +564,13 @@ fn an_update_asking_for_more_is_held_until_approved_and_a_narrower_one_is_not() 
     assert!(succeeds(approve).contains("Approved versioned"));
     assert!(lock().contains(&format!("digest = \"{}\"", digest(&v2))), "{}", lock());
     assert!(!lock().contains("pending"), "{}", lock());
+    assert!(
+        wasm_mcp_tests::wait::poll(wasm_mcp_tests::wait::timeout(), || {
+            Some(()).filter(|()| held_updates() == json!({}))
+        })
+        .is_some(),
+        "the approved update is no longer shown as held"
+    );
     server.wait_for_stderr("v2 loaded", |stderr| {
         stderr.contains(&format!("from={tag}@{}", digest(&v2)))
     });

@@ -190,6 +190,15 @@ impl Reloader {
         if !changed.is_empty() {
             tracing::info!(path = %path.display(), plugins = lock.plugins.len(), changed = ?changed, "lockfile read");
         }
+        METRICS.held_updates(
+            lock.plugins
+                .iter()
+                .filter_map(|(name, locked)| {
+                    let pending = locked.pending.as_ref()?;
+                    Some((name.clone(), (pending.digest.clone(), pending.asks.clone())))
+                })
+                .collect(),
+        );
         *current = lock;
         changed
     }

@@ -370,6 +370,8 @@ settings! {
         trust_policy: PathBuf = none, any, flag "trust-policy", value_name = "FILE", env = "WASM_MCP_TRUST_POLICY";
         /// Serve signed plugins only: loose `.wasm` files in the plugins directory are refused too, and a trust policy must be set (`--require-signed` alone means true).
         require_signed: bool = false, any, flag "require-signed", value_name = "BOOL", num_args = 0..=1, default_missing_value = "true", env = "WASM_MCP_REQUIRE_SIGNED";
+        /// Hold loose `.wasm` files to the grants approved for them in plugins.lock (`wasm-mcp approve NAME`): one not approved, or whose manifest asks for more, is not loaded (`--approve-files` alone means true).
+        approve_files: bool = false, any, flag "approve-files", value_name = "BOOL", num_args = 0..=1, default_missing_value = "true", env = "WASM_MCP_APPROVE_FILES";
     }
 
     /// OAuth 2.1 authorization of the HTTP transport (with `--http`): the

@@ -778,3 +778,64 @@ fn a_keyless_bundle_is_checked_against_the_trusted_root_and_the_identity_the_rul
         ],
     );
 }
+
+#[test]
+fn loose_files_are_held_to_the_grants_approved_for_them_when_the_operator_opts_in() {
+    let setup = Setup::new();
+    setup.policy("");
+    let plugins = PluginDir::with(&["raw-echo"]);
+    plugins.add_file("raw-echo.toml", b"[network]\nallow = [\"example.com:80\"]\n");
+    let mut server = setup.serve_with(plugins.path(), &["--approve-files"]);
+    assert!(server.call_tool("echo", json!({"message": "x"})).is_error());
+    assert!(
+        server.stderr().contains(
+            "raw-echo.wasm has no grants approved in plugins.lock, and loose files are held to theirs (--approve-files): \
+             `wasm-mcp approve raw-echo`"
+        ),
+        "{}",
+        server.stderr()
+    );
+
+    // Approved: its grants recorded, and the server loads it.
+    let mut approve = setup.wasm_mcp(&["approve", "raw-echo", "--plugins"]);
+    approve.arg(plugins.path());
+    let approved = succeeds(approve);
+    assert!(
+        approved.contains("Approved raw-echo") && approved.contains("network      example.com:80"),
+        "{approved}"
+    );
+    let lock = || std::fs::read_to_string(plugins.path().join("plugins.lock")).unwrap();
+    assert!(lock().contains("[files.raw-echo.approved]"), "{}", lock());
+    server.wait_for_notification("tools/list_changed once approved", |m| {
+        m["method"] == "notifications/tools/list_changed"
+    });
+    assert_eq!(
+        single_text(server.call_tool("echo", json!({"message": "x"})).result()),
+        "x"
+    );
+
+    // Its manifest edited to ask for more: refused, the approved version serving on.
+    plugins.add_file(
+        "raw-echo.toml",
+        b"[network]\nallow = [\"example.com:80\", \"exfiltrate.example:443\"]\n",
+    );
+    server.wait_for_stderr("the wider manifest refused", |stderr| {
+        stderr.contains("asks for more than plugins.lock approved for raw-echo: + network exfiltrate.example:443")
+            && stderr.contains("the last good version keeps serving")
+    });
+    assert_eq!(
+        single_text(server.call_tool("echo", json!({"message": "y"})).result()),
+        "y"
+    );
+
+    // A narrower one loads without approval.
+    plugins.add_file("raw-echo.toml", b"");
+    server.wait_for_stderr("the narrower manifest loaded", |stderr| {
+        stderr.matches("plugin loaded").count() >= 2
+    });
+    assert_eq!(
+        single_text(server.call_tool("echo", json!({"message": "z"})).result()),
+        "z"
+    );
+    server.shutdown();
+}

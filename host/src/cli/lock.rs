@@ -7,7 +7,8 @@
 //! `add` records the grants the plugin's manifest asks for as approved (the
 //! operator saw them printed); an `update` whose manifest asks for more is
 //! held in the entry as pending, the approved version serving on, until
-//! `wasm-mcp approve NAME` accepts it.
+//! `wasm-mcp approve NAME` accepts it. `approve` also records the grants of
+//! a loose file, which a server with `--approve-files` holds it to.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -16,7 +17,8 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 
 use wasm_mcp::config::Settings;
-use wasm_mcp::registry::lockfile::{Locked, Lockfile, Pending, check_name};
+use wasm_mcp::manifest::Manifest;
+use wasm_mcp::registry::lockfile::{ApprovedFile, Locked, Lockfile, Pending, check_name};
 use wasm_mcp::registry::{Registry, reference};
 use wasm_mcp::runtime::PluginRuntime;
 use wasm_mcp::trust::Grants;
@@ -60,7 +62,7 @@ pub struct RemoveArgs {
 
 #[derive(Args)]
 pub struct ApproveArgs {
-    /// The plugin whose held update to accept, with the grants it asks for.
+    /// The plugin whose held update to accept, with the grants it asks for (or the loose file NAME.wasm whose grants to approve).
     name: String,
     #[command(flatten)]
     dir: PluginsDir,
@@ -213,12 +215,17 @@ pub async fn update(args: UpdateArgs) -> Result<()> {
 pub async fn approve(args: ApproveArgs) -> Result<()> {
     let dir = &args.dir.plugins;
     let mut lock = args.dir.lockfile()?;
+    let file = dir.join(format!("{}.wasm", args.name));
     let Some(locked) = lock.plugins.get(&args.name).cloned() else {
+        if file.is_file() {
+            return approve_file(dir, &file, &args.name, lock);
+        }
         bail!(
-            "{} is not in the lockfile {} (it has: {})",
+            "{} is neither in the lockfile {} (it has: {}) nor a file of {}",
             args.name,
             Lockfile::path(dir).display(),
-            names_of(&lock)
+            names_of(&lock),
+            dir.display()
         );
     };
     let (settings, registry, cache) = args.registry.open()?;
@@ -235,6 +242,24 @@ pub async fn approve(args: ApproveArgs) -> Result<()> {
         args.name, approved.reference, approved.digest, report.summary
     );
     lock.plugins.insert(args.name.clone(), approved);
+    lock.write(dir)?;
+    println!("  lockfile  {}", Lockfile::path(dir).display());
+    Ok(())
+}
+
+/// `approve` of the loose file `file`: the grants its manifest asks for now
+/// are recorded as approved for plugin `name`.
+fn approve_file(dir: &Path, file: &Path, name: &str, mut lock: Lockfile) -> Result<()> {
+    let (manifest, _) = Manifest::for_plugin(file)?;
+    let mut summary = String::new();
+    render_grants(&mut summary, &manifest, None);
+    println!("Approved {name} ({}){summary}", file.display());
+    lock.files.insert(
+        name.to_owned(),
+        ApprovedFile {
+            approved: Grants::of(&manifest),
+        },
+    );
     lock.write(dir)?;
     println!("  lockfile  {}", Lockfile::path(dir).display());
     Ok(())

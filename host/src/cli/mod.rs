@@ -54,7 +54,7 @@ enum Command {
     Update(lock::UpdateArgs),
     /// Stop serving a plugin of the lockfile: remove its entry.
     Remove(lock::RemoveArgs),
-    /// Accept the update of a plugin held because it asks for more grants than were approved.
+    /// Accept the update of a plugin held because it asks for more grants than were approved, or approve the grants of a loose file (--approve-files).
     Approve(lock::ApproveArgs),
     /// Make a key pair for signing plugins: PREFIX.key (private) and PREFIX.pub.
     Keygen(signing::KeygenArgs),

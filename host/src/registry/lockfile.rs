@@ -5,7 +5,9 @@
 //! follows it as it follows the folder.
 //!
 //! An entry also records the grants the operator approved and an update
-//! held for approval (see [`crate::trust::grants`]). Keys an entry has beyond
+//! held for approval (see [`crate::trust::grants`]). With `approve_files`,
+//! the grants approved for loose `.wasm` files are recorded too, under
+//! `[files.NAME.approved]`. Keys an entry has beyond
 //! these (what later versions record) are kept as they are when the file is
 //! rewritten, so an older host never drops them.
 
@@ -43,6 +45,15 @@ pub struct Lockfile {
     pub version: u32,
     #[serde(default)]
     pub plugins: BTreeMap<String, Locked>,
+    /// The grants approved for loose files of the directory, by plugin name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub files: BTreeMap<String, ApprovedFile>,
+}
+
+/// A loose file's approval: the grants its manifest may ask for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovedFile {
+    pub approved: Grants,
 }
 
 /// One plugin pinned in the lockfile.
@@ -146,6 +157,7 @@ impl Default for Lockfile {
         Self {
             version: VERSION,
             plugins: BTreeMap::new(),
+            files: BTreeMap::new(),
         }
     }
 }

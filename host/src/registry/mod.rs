@@ -116,6 +116,11 @@ impl Registry {
         from_settings.or(from_policy)
     }
 
+    /// Whether loose files are held to the grants approved for them (`--approve-files`).
+    pub fn approves_files(&self) -> bool {
+        self.settings.approve_files
+    }
+
     /// The trust policy's file, if the operator set one.
     pub fn policy_path(&self) -> Option<&Path> {
         self.settings.trust_policy.as_deref()

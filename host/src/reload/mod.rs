@@ -182,10 +182,15 @@ impl Reloader {
             Lockfile::default()
         };
         let mut current = self.lock.lock().expect("not poisoned");
-        let names: BTreeSet<String> = current.plugins.keys().chain(lock.plugins.keys()).cloned().collect();
+        let names: BTreeSet<String> = (current.plugins.keys().chain(lock.plugins.keys()))
+            .chain(current.files.keys().chain(lock.files.keys()))
+            .cloned()
+            .collect();
         let changed: BTreeSet<String> = names
             .into_iter()
-            .filter(|name| current.plugins.get(name) != lock.plugins.get(name))
+            .filter(|name| {
+                current.plugins.get(name) != lock.plugins.get(name) || current.files.get(name) != lock.files.get(name)
+            })
             .collect();
         if !changed.is_empty() {
             tracing::info!(path = %path.display(), plugins = lock.plugins.len(), changed = ?changed, "lockfile read");
@@ -294,6 +299,7 @@ impl Reloader {
                 Source::File(path) => {
                     let loaded = match self.registry.loose_files_refused() {
                         Some(setting) => Err(loose_file_refused(&path, &setting)),
+                        None if self.registry.approves_files() => self.load_approved_file(&name, &path).await,
                         None => self.runtime.load(&path).await,
                     };
                     (loaded, Origin::File(path))
@@ -404,6 +410,29 @@ impl Reloader {
         if !to_load.is_empty() {
             self.reload(to_load).await;
         }
+    }
+
+    /// Loads the loose file `path` of plugin `name` if its manifest asks for
+    /// no more than the grants approved for it (`--approve-files`).
+    async fn load_approved_file(&self, name: &str, path: &Path) -> Result<Arc<Plugin>> {
+        let (manifest, _) = crate::manifest::Manifest::for_plugin(path)?;
+        let approved = self.lock.lock().expect("not poisoned").files.get(name).cloned();
+        let asks = match approved {
+            Some(file) => Grants::of(&manifest).growth(&file.approved),
+            None => anyhow::bail!(
+                "{} has no grants approved in {LOCKFILE}, and loose files are held to theirs (--approve-files): \
+                 `wasm-mcp approve {name}` approves what its manifest asks for",
+                path.display()
+            ),
+        };
+        if !asks.is_empty() {
+            anyhow::bail!(
+                "{} asks for more than {LOCKFILE} approved for {name}: {}; `wasm-mcp approve {name}` accepts it",
+                path.display(),
+                asks.join(", ")
+            );
+        }
+        self.runtime.load_with_manifest(path, manifest).await
     }
 
     /// Loads the pulled plugin `name` under the manifest it was published with.

@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use wasm_mcp_tests::command::{fails, succeeds};
 use wasm_mcp_tests::expect::single_text;
 use wasm_mcp_tests::process::serve_command;
+use wasm_mcp_tests::redis::TestRedis;
 use wasm_mcp_tests::registry::TestRegistry;
 use wasm_mcp_tests::sigstore::{self, Issue, Sigstore};
 use wasm_mcp_tests::{PluginDir, StdioServer, plugin_wasm};
@@ -838,4 +839,72 @@ fn loose_files_are_held_to_the_grants_approved_for_them_when_the_operator_opts_i
         "z"
     );
     server.shutdown();
+}
+
+#[test]
+fn a_digest_revoked_through_the_shared_state_store_is_withdrawn_from_every_replica_at_once() {
+    let setup = Setup::new();
+    setup.policy("[[rule]]\npattern = \"ADDR/dev/**\"\nallow_unsigned = true\n");
+    let plugins = PluginDir::empty();
+    let pinned = setup.push("versioned-v1", "dev/versioned:1");
+    succeeds(setup.add(plugins.path(), &pinned, "versioned"));
+    let redis = TestRedis::start();
+    let url = redis.url();
+    let serve = || setup.serve_with(plugins.path(), &["--state", &url]);
+    let mut replicas: Vec<StdioServer> = (0..3).map(|_| serve()).collect();
+    for replica in &mut replicas {
+        assert_eq!(single_text(replica.call_tool("version", json!({})).result()), "v1");
+    }
+
+    let revoked_at = std::time::Instant::now();
+    let said = succeeds(setup.wasm_mcp(&["revoke", &pinned, "--state", &url]));
+    let digest = pinned.rsplit('@').next().unwrap();
+    assert!(
+        said.contains(&format!("{digest} is revoked: every replica sharing")),
+        "{said}"
+    );
+    for (n, replica) in replicas.iter_mut().enumerate() {
+        replica.wait_for_notification("tools/list_changed after the revocation", |m| {
+            m["method"] == "notifications/tools/list_changed"
+        });
+        eprintln!(
+            "replica {n}: the revoked plugin withdrawn {:?} after `wasm-mcp revoke` started",
+            revoked_at.elapsed()
+        );
+        let error = replica.call_tool("version", json!({})).error().message;
+        assert!(error.contains("Unknown tool"), "{error}");
+        assert!(
+            replica.stderr().contains(&format!(
+                "{digest} is revoked through the state store the replicas share"
+            )),
+            "{}",
+            replica.stderr()
+        );
+    }
+    // A replica started after the revocation does not serve it either.
+    let mut late = serve();
+    assert!(late.call_tool("version", json!({})).is_error());
+    late.shutdown();
+
+    // Lifted: served again everywhere.
+    let said = succeeds(setup.wasm_mcp(&["revoke", &pinned, "--lift", "--state", &url]));
+    assert!(said.contains("may be served again"), "{said}");
+    for replica in &mut replicas {
+        replica.wait_for_notification("tools/list_changed after the lift", |m| {
+            m["method"] == "notifications/tools/list_changed"
+        });
+        assert_eq!(single_text(replica.call_tool("version", json!({})).result()), "v1");
+    }
+    for replica in replicas {
+        replica.shutdown();
+    }
+
+    // Without a shared store, the command says what to do instead.
+    refused(
+        setup.wasm_mcp(&["revoke", digest, "--state", "/tmp/state.redb"]),
+        &[
+            "a revocation goes through the state store the replicas share (redis://HOST:PORT)",
+            "[revoked]",
+        ],
+    );
 }

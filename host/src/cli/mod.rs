@@ -1,5 +1,6 @@
 //! The `wasm-mcp` command line: `serve`, `check`, `call` and `new`; `push`,
-//! `pull`, `add`, `update` and `remove` for plugins from OCI registries; and
+//! `pull`, `add`, `update`, `remove` and `approve` for plugins from OCI
+//! registries; `keygen`, `sign`, `verify` and `revoke` for trusting them; and
 //! what they share (logging to stderr, the compiled-code cache directory).
 
 mod call;
@@ -9,6 +10,7 @@ mod lock;
 mod new;
 mod publish;
 mod registry_args;
+mod revoke;
 mod serve;
 mod signing;
 
@@ -62,6 +64,8 @@ enum Command {
     Sign(signing::SignArgs),
     /// Show who signed the artifact REF names, checked with the keys given or the trust policy.
     Verify(signing::VerifyArgs),
+    /// Stop every replica sharing the state store from serving a plugin digest, at once (--lift: serve it again).
+    Revoke(revoke::RevokeArgs),
 }
 
 /// Runs the command the arguments name.
@@ -108,6 +112,7 @@ pub fn run() -> Result<()> {
         Command::Keygen(args) => signing::keygen(&args),
         Command::Sign(args) => runtime.block_on(signing::sign(args)),
         Command::Verify(args) => runtime.block_on(signing::verify(args)),
+        Command::Revoke(args) => runtime.block_on(revoke::run(args)),
     };
     // A read of stdin may still be blocked in a worker thread (after a
     // signal): do not wait for it.

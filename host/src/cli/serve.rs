@@ -86,6 +86,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         reloader.watch()?;
     }
     reloader.relist_on_request();
+    reloader.follow_revocations().await;
     tokio::spawn(reloader.clone().load_all());
     transport::operations::serve(&hub, operator.0.as_deref(), operator.1.as_deref()).await?;
     let served = match http {

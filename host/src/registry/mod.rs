@@ -68,6 +68,8 @@ pub struct Registry {
     client: OnceCell<RegistryClient>,
     /// The trust policy (replaced when its file changes).
     policy: std::sync::RwLock<Option<Arc<Policy>>>,
+    /// The digests revoked through the shared state store (`wasm-mcp revoke`).
+    revoked: std::sync::RwLock<std::collections::BTreeSet<String>>,
 }
 
 impl Registry {
@@ -93,6 +95,7 @@ impl Registry {
             store: cache.as_deref().map(Store::in_cache),
             client: OnceCell::new(),
             policy: std::sync::RwLock::new(policy.map(Arc::new)),
+            revoked: Default::default(),
         })
     }
 
@@ -131,17 +134,32 @@ impl Registry {
         *self.policy.write().expect("not poisoned") = Some(Arc::new(policy));
     }
 
+    /// Replaces the digests revoked through the state store; whether they changed.
+    pub fn set_revoked(&self, revoked: std::collections::BTreeSet<String>) -> bool {
+        let mut current = self.revoked.write().expect("not poisoned");
+        let changed = *current != revoked;
+        *current = revoked;
+        changed
+    }
+
     /// Whether the trust policy lets the artifact `digest` of `reference` be
     /// served (`None`: there is no policy), from the signatures the registry
     /// has now, or, when it cannot be reached, those kept from the last look.
     ///
     /// # Errors
-    /// The policy's refusal, or signatures that cannot be read.
+    /// A digest revoked through the state store, the policy's refusal, or
+    /// signatures that cannot be read.
     pub async fn verify(&self, reference: &oci_client::Reference, digest: &str) -> Result<Option<Verdict>> {
+        let repository = format!("{}/{}", reference.registry(), reference.repository());
+        if self.revoked.read().expect("not poisoned").contains(digest) {
+            bail!(
+                "{repository}@{digest} is revoked through the state store the replicas share (`wasm-mcp revoke`; \
+                 `wasm-mcp revoke --lift` serves it again)"
+            );
+        }
         let Some(policy) = self.policy() else {
             return Ok(None);
         };
-        let repository = format!("{}/{}", reference.registry(), reference.repository());
         if !policy.needs_signatures(&repository, digest) {
             return policy.verify(&repository, digest, &Signatures::default()).map(Some);
         }

@@ -42,6 +42,7 @@ use crate::session::Hub;
 use crate::trust::Grants;
 
 mod policy_watch;
+mod revocations;
 mod watch;
 
 /// The logger of what the host says to clients about the plugins directory.
@@ -232,6 +233,12 @@ impl Reloader {
             .filter(|(name, then)| served.targets_now(name, &self.wasm_path(name)) != **then)
             .map(|(name, _)| name.clone())
             .collect()
+    }
+
+    /// Reads the digests revoked through the shared state store before the
+    /// first load, and follows their changes (see [`revocations`]).
+    pub async fn follow_revocations(self: &Arc<Self>) {
+        revocations::follow(self.clone()).await;
     }
 
     /// Lists a plugin again whenever it says its lists may have changed

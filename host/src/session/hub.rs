@@ -97,6 +97,11 @@ impl Hub {
         *self.started.borrow()
     }
 
+    /// The state store the server shares with its replicas (or keeps alone).
+    pub fn state_store(&self) -> &Arc<crate::state::StateStore> {
+        self.tasks.store()
+    }
+
     /// Whether the state store answered the last request made to it.
     pub fn state_store_answers(&self) -> bool {
         self.tasks.store().is_reachable()

@@ -167,6 +167,8 @@ impl Hub {
                     }
                 }
                 Event::TaskCancelled { id } => self.tasks.stop_here(&id, "cancelled by the client"),
+                // Followed by the reloader (see `reload::revocations`).
+                Event::RevocationsChanged => {}
             }
         }
     }

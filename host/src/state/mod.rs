@@ -2,7 +2,9 @@
 //! restart: the records of the 2026-07-28 extension's tasks, the lease that
 //! says a replica is alive to run its tasks, and the events every replica
 //! must hear (a list or a resource a plugin said changed, a task's new
-//! status, answers and cancellations for the replica running a task).
+//! status, answers and cancellations for the replica running a task), and
+//! the plugin digests the operator revoked (`wasm-mcp revoke`), which every
+//! replica stops serving at once.
 //!
 //! One interface, two backends: an embedded database file (the default, for
 //! one process; see [`embedded`]) and Redis (`--state redis://…`, for many
@@ -88,6 +90,8 @@ pub enum Event {
     TaskInput { id: String, responses: Map<String, Value> },
     /// A task was cancelled (the replica running it stops its call).
     TaskCancelled { id: String },
+    /// The set of revoked plugin digests changed (read it again).
+    RevocationsChanged,
 }
 
 /// The store did not answer; says which store and what happened.
@@ -236,6 +240,30 @@ impl StateStore {
                 tracing::warn!(%error, ?event, "an event did not reach the other replicas");
             }
         }
+    }
+
+    /// The plugin digests revoked through the store (none for the
+    /// embedded store: it is this process's own).
+    pub async fn revoked_digests(&self) -> Result<std::collections::BTreeSet<String>, StoreError> {
+        match &self.backend {
+            Backend::Embedded(_) => Ok(Default::default()),
+            Backend::Shared(shared) => self.answered(shared.revoked_digests().await),
+        }
+    }
+
+    /// Revokes the plugin digest `digest` (or lifts its revocation) for
+    /// every replica sharing the store, and tells them.
+    pub async fn revoke(&self, digest: &str, lift: bool) -> Result<(), StoreError> {
+        let Backend::Shared(shared) = &self.backend else {
+            return Err(StoreError(format!(
+                "{} is this process's own: a revocation through the state store needs the one replicas share \
+                 (--state redis://HOST:PORT); for one server, list the digest under [revoked] in the trust policy",
+                self.described
+            )));
+        };
+        self.answered(shared.revoke(digest, lift).await)?;
+        self.publish(&Event::RevocationsChanged).await;
+        Ok(())
     }
 
     /// What the other replicas tell this one.

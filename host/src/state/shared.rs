@@ -18,6 +18,8 @@ use super::{Event, TaskEntry};
 
 const EVENTS: &str = "wasm-mcp:events";
 const RUNNING: &str = "wasm-mcp:running";
+/// The set of revoked plugin digests.
+const REVOKED: &str = "wasm-mcp:revoked";
 
 /// How long a request to Redis, or a connection attempt, may take.
 const TIMEOUT: Duration = Duration::from_secs(2);
@@ -157,6 +159,21 @@ impl Shared {
             .exists(replica_key(replica))
             .await
             .map_err(|error| error.to_string())
+    }
+
+    pub async fn revoked_digests(&self) -> Result<std::collections::BTreeSet<String>, String> {
+        let mut connection = self.connection().await?;
+        connection.smembers(REVOKED).await.map_err(|error| error.to_string())
+    }
+
+    pub async fn revoke(&self, digest: &str, lift: bool) -> Result<(), String> {
+        let mut connection = self.connection().await?;
+        let changed: Result<i64, _> = if lift {
+            connection.srem(REVOKED, digest).await
+        } else {
+            connection.sadd(REVOKED, digest).await
+        };
+        changed.map(|_| ()).map_err(|error| error.to_string())
     }
 
     pub async fn publish(&self, event: &Event) -> Result<(), String> {

@@ -458,7 +458,7 @@ fn a_revocation_in_the_policy_file_withdraws_the_plugin_from_every_server_follow
         assert!(error.contains("Unknown tool"), "{error}");
         let stderr = replica.stderr();
         assert!(
-            stderr.contains("plugin withdrawn: the trust policy refuses it now")
+            stderr.contains("plugin withdrawn, refused now: ")
                 && stderr.contains("its digest is revoked"),
             "{stderr}"
         );

@@ -393,13 +393,13 @@ impl Reloader {
                     Some(e) if served.plugins.remove(&name).is_some() => {
                         tracing::error!(
                             plugin = name,
-                            "plugin withdrawn: the trust policy refuses it now: {e:#}"
+                            "plugin withdrawn, refused now: {e:#}"
                         );
                         METRICS.plugin_load(&name, Some(&format!("{e:#}")));
                         self.hub.log_to_all(
                             LogLevel::Error,
                             &name,
-                            json!({ "message": "plugin withdrawn: the trust policy refuses it now", "error": format!("{e:#}") }),
+                            json!({ "message": "plugin withdrawn, refused now", "error": format!("{e:#}") }),
                         );
                         withdrawn = true;
                     }

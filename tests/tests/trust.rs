@@ -201,6 +201,27 @@ fn signature_tag(addr: &str, pinned: &str) -> (String, String) {
     (repository.to_owned(), digest.replacen(':', "-", 1) + ".sig")
 }
 
+/// Each of `replicas` withdraws the `version` tool with `list_changed`
+/// (the time since `since`, when `what` happened, printed), saying `why`.
+fn each_withdraws(replicas: &mut [StdioServer], since: std::time::Instant, what: &str, why: &str) {
+    for (n, replica) in replicas.iter_mut().enumerate() {
+        replica.wait_for_notification("tools/list_changed after the revocation", |m| {
+            m["method"] == "notifications/tools/list_changed"
+        });
+        eprintln!(
+            "replica {n}: the revoked plugin withdrawn {:?} after {what}",
+            since.elapsed()
+        );
+        let error = replica.call_tool("version", json!({})).error().message;
+        assert!(error.contains("Unknown tool"), "{error}");
+        let stderr = replica.stderr();
+        assert!(
+            stderr.contains("plugin withdrawn, refused now: ") && stderr.contains(why),
+            "{why:?} in:\n{stderr}"
+        );
+    }
+}
+
 #[track_caller]
 fn refused(command: Command, what: &[&str]) {
     let stderr = fails(command);
@@ -446,23 +467,12 @@ fn a_revocation_in_the_policy_file_withdraws_the_plugin_from_every_server_follow
     let digest = signed.rsplit('@').next().unwrap();
     let revoked_at = std::time::Instant::now();
     policy(&format!("digests = [\"{digest}\"]\n"));
-    for (n, replica) in replicas.iter_mut().enumerate() {
-        replica.wait_for_notification("tools/list_changed after the revocation", |m| {
-            m["method"] == "notifications/tools/list_changed"
-        });
-        eprintln!(
-            "replica {n}: the revoked plugin withdrawn {:?} after the policy was written",
-            revoked_at.elapsed()
-        );
-        let error = replica.call_tool("version", json!({})).error().message;
-        assert!(error.contains("Unknown tool"), "{error}");
-        let stderr = replica.stderr();
-        assert!(
-            stderr.contains("plugin withdrawn, refused now: ")
-                && stderr.contains("its digest is revoked"),
-            "{stderr}"
-        );
-    }
+    each_withdraws(
+        &mut replicas,
+        revoked_at,
+        "the policy was written",
+        "its digest is revoked",
+    );
 
     // Lifting the revocation serves it again.
     policy("");
@@ -863,24 +873,12 @@ fn a_digest_revoked_through_the_shared_state_store_is_withdrawn_from_every_repli
         said.contains(&format!("{digest} is revoked: every replica sharing")),
         "{said}"
     );
-    for (n, replica) in replicas.iter_mut().enumerate() {
-        replica.wait_for_notification("tools/list_changed after the revocation", |m| {
-            m["method"] == "notifications/tools/list_changed"
-        });
-        eprintln!(
-            "replica {n}: the revoked plugin withdrawn {:?} after `wasm-mcp revoke` started",
-            revoked_at.elapsed()
-        );
-        let error = replica.call_tool("version", json!({})).error().message;
-        assert!(error.contains("Unknown tool"), "{error}");
-        assert!(
-            replica.stderr().contains(&format!(
-                "{digest} is revoked through the state store the replicas share"
-            )),
-            "{}",
-            replica.stderr()
-        );
-    }
+    each_withdraws(
+        &mut replicas,
+        revoked_at,
+        "`wasm-mcp revoke` started",
+        &format!("{digest} is revoked through the state store the replicas share"),
+    );
     // A replica started after the revocation does not serve it either.
     let mut late = serve();
     assert!(late.call_tool("version", json!({})).is_error());

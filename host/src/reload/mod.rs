@@ -391,10 +391,7 @@ impl Reloader {
                 };
                 match refusal {
                     Some(e) if served.plugins.remove(&name).is_some() => {
-                        tracing::error!(
-                            plugin = name,
-                            "plugin withdrawn, refused now: {e:#}"
-                        );
+                        tracing::error!(plugin = name, "plugin withdrawn, refused now: {e:#}");
                         METRICS.plugin_load(&name, Some(&format!("{e:#}")));
                         self.hub.log_to_all(
                             LogLevel::Error,

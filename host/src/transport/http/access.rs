@@ -44,6 +44,7 @@ impl From<Refusal> for HttpError {
     fn from(refusal: Refusal) -> Self {
         HttpError {
             challenge: refusal.challenge,
+            retry_after: refusal.retry_after,
             ..HttpError::new(refusal.status, refusal.message)
         }
     }

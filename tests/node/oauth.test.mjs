@@ -15,6 +15,8 @@
 // - token introspection (--auth-introspection-client), --auth-resource,
 //   --auth-algorithms, --auth-leeway, the metadata's issuer check, and a
 //   key rotated in at the AS (the JWKS fetched again for an unknown kid);
+// - what depends on the caller's scopes cached privately (`cacheScope`,
+//   `Cache-Control`);
 // - an AS that stops: tokens of known keys still served, an unknown kid
 //   answered 503 saying the keys could not be fetched again.
 //
@@ -739,6 +741,42 @@ describe("OAuth: wasm-mcp as a protected resource of a real authorization server
       assert.ok(all.includes("search_notes") && all.includes("touch_note"), `${all}${log()}`);
       const touched = await modern("tools/call", TOUCH, writer);
       assert.equal(callText(touched, "2026-07-28 writer calls touch_note"), TOUCHED);
+    });
+
+    test("what the caller's scopes filter is cached only by that caller; discovery by anyone", async () => {
+      for (const method of ["tools/list", "prompts/list", "resources/list", "resources/templates/list"]) {
+        for (const [who, token] of Object.entries({ reader, writer })) {
+          const listed = await modern(method, {}, token);
+          assert.equal(listed.status, 200, about(`${who}: ${method}`, listed));
+          const scope = listed.message?.result?.cacheScope;
+          assert.equal(scope, "private", about(`${who}: ${method} depends on the caller's scopes`, listed));
+        }
+      }
+      const readerTools = toolNames(await modern("tools/list", {}, reader));
+      const writerTools = toolNames(await modern("tools/list", {}, writer));
+      assert.notDeepEqual(readerTools, writerTools, "two callers, two lists: neither may be served to the other");
+      const read = await modern("resources/read", { uri: "notes://note/hot-reload" }, reader);
+      assert.equal(read.status, 200, about("reader reads a note", read));
+      assert.equal(read.message?.result?.cacheScope, "private", about("a read served under scopes", read));
+      const discover = await modern("server/discover", {}, reader);
+      assert.equal(discover.message?.result?.cacheScope, "public", about("the same for every caller", discover));
+
+      // An event stream says how it may be cached: privately, as a caller's.
+      const session = await openSession(reader);
+      const controller = new AbortController();
+      const stream = await fetch(server.url, {
+        headers: {
+          accept: "text/event-stream",
+          authorization: `Bearer ${reader}`,
+          "mcp-session-id": session,
+          "mcp-protocol-version": LEGACY,
+        },
+        signal: controller.signal,
+      });
+      const cacheControl = stream.headers.get("cache-control");
+      controller.abort();
+      assert.equal(stream.status, 200, `GET the session's stream: ${stream.status}${log()}`);
+      assert.equal(cacheControl, "no-cache, private", `Cache-Control of an authenticated stream${log()}`);
     });
 
     test("prompts, resources and templates follow the manifest; a broader scope covers narrower ones", async () => {

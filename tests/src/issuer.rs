@@ -55,6 +55,24 @@ pub fn token_naming_key(
     jsonwebtoken::encode(&header, &claims, &key).expect("a signed token")
 }
 
+/// A token for `audience` whose header names the key `kid`, signed by no
+/// key at all: what a client forging tokens by the thousand sends (cheap
+/// to make; refused for its key before its signature is looked at).
+pub fn forged_token(issuer: &str, kid: &str, audience: &str) -> String {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
+    let header = json!({ "alg": "RS256", "typ": "at+jwt", "kid": kid });
+    let claims = json!({ "iss": issuer, "sub": "mallory", "aud": audience, "iat": now, "exp": now + 600 });
+    let part = |value: serde_json::Value| URL_SAFE_NO_PAD.encode(value.to_string());
+    format!(
+        "{}.{}.{}",
+        part(header),
+        part(claims),
+        URL_SAFE_NO_PAD.encode(b"no signature")
+    )
+}
+
 /// The issuer; it serves until the process ends, or hangs once told to.
 pub struct Issuer {
     /// Its issuer identifier, e.g. `http://127.0.0.1:41234`.

@@ -81,13 +81,13 @@ fn an_issuer_over_https_is_read_through_the_platform_trust_store() {
     std::fs::remove_dir_all(files).unwrap();
 }
 
-/// The bound of the hung-issuer tests (`--auth-issuer-wait`), in seconds:
+/// The bound of the hung-issuer test (`--auth-issuer-wait`), in seconds:
 /// long enough that a loaded machine answers the valid tokens well before it.
 const WAIT_SECS: u64 = 6;
 
-/// A text-tools server taking tokens of `issuer`, waiting on it at most [`WAIT_SECS`].
-fn waiting_server(issuer: &Issuer) -> HttpServer {
-    let wait = WAIT_SECS.to_string();
+/// A text-tools server taking tokens of `issuer`, waiting on it at most `wait_secs`.
+fn waiting_server(issuer: &Issuer, wait_secs: u64) -> HttpServer {
+    let wait = wait_secs.to_string();
     HttpServer::start(
         PluginDir::with(&["text-tools"]),
         &[
@@ -151,7 +151,7 @@ fn answered(stream: &TcpStream) -> bool {
 /// A token of `issuer` naming a key it does not publish, as anyone can make.
 fn random_kid_token(issuer: &Issuer, server: &HttpServer) -> String {
     let kid = format!("random-{:016x}", fastrand::u64(..));
-    issuer::token_naming_key(&issuer.url, &kid, "mallory", &server.url, "", Duration::from_secs(600))
+    issuer::forged_token(&issuer.url, &kid, &server.url)
 }
 
 /// The server, its issuer now hung, with a fetch for an unknown key
@@ -191,7 +191,7 @@ fn hung_fetch(issuer: &Issuer, server: &HttpServer) -> (TcpStream, Instant) {
 #[test]
 fn tokens_of_known_keys_are_answered_while_a_fetch_for_an_unknown_key_hangs() {
     let issuer = Issuer::start();
-    let server = waiting_server(&issuer);
+    let server = waiting_server(&issuer, WAIT_SECS);
     let (random, random_sent) = hung_fetch(&issuer, &server);
 
     // A token already accepted and a new one of the same (known) key, while the fetch hangs.
@@ -239,34 +239,34 @@ fn tokens_of_known_keys_are_answered_while_a_fetch_for_an_unknown_key_hangs() {
 #[test]
 fn a_burst_of_unknown_keys_makes_one_fetch_and_holds_up_no_valid_token() {
     let issuer = Issuer::start();
-    let server = waiting_server(&issuer);
+    // A bound past the fetch's own end (three tries of 5 s): every token of
+    // an unknown key waits for that one fetch, which hangs all along.
+    let server = waiting_server(&issuer, 30);
     let before = issuer.connections();
-    let tokens: Vec<String> = (0..1000).map(|_| random_kid_token(&issuer, &server)).collect();
     let (first, _) = hung_fetch(&issuer, &server);
 
     let burst_sent = Instant::now();
-    let burst: Vec<TcpStream> = tokens.iter().map(|token| send(&server, token)).collect();
-    let burst_took = burst_sent.elapsed();
+    let mut burst = Vec::new();
     let mut took = Vec::new();
     for n in 0..20 {
+        burst.extend((0..50).map(|_| send(&server, &random_kid_token(&issuer, &server))));
         let token = issuer.token(&format!("user-{n}"), &server.url, "", Duration::from_secs(600));
         let sent = Instant::now();
         let (status, _, body) = answer(send(&server, &token));
         took.push(sent.elapsed());
         assert_eq!(status, 200, "{body}");
+        assert!(
+            !answered(&first),
+            "valid token {n} is answered while the fetch for the unknown keys still hangs"
+        );
     }
-    let valid_done = burst_sent.elapsed();
-    let early = burst.iter().filter(|stream| answered(stream)).count();
+    let burst_took = burst_sent.elapsed();
     took.sort();
     eprintln!(
-        "1000 unknown keys against a hung issuer, sent in {burst_took:?}: 20 valid tokens answered \
-         {valid_done:?} after the burst began (each: median {:?}, max {:?})",
+        "1000 unknown keys against a hung issuer, with a valid token after every 50, in {burst_took:?}: \
+         the valid tokens answered in median {:?}, max {:?}",
         took[took.len() / 2],
         took[took.len() - 1]
-    );
-    assert_eq!(
-        early, 0,
-        "the valid tokens are all answered before any token of an unknown key"
     );
 
     let mut refusals = std::collections::BTreeMap::<String, usize>::new();
@@ -277,7 +277,7 @@ fn a_burst_of_unknown_keys_makes_one_fetch_and_holds_up_no_valid_token() {
         let what = if body.contains("did not answer within") {
             "the issuer did not answer in time"
         } else if body.contains("fetching them again failed") {
-            "the last fetch failed"
+            "the fetch failed"
         } else {
             panic!("the refusal says what happened: {body}")
         };

@@ -23,9 +23,16 @@ const PRIVATE_KEY: &str = include_str!("../fixtures/oauth-signing-key.pem");
 /// The issuer's JWKS: the fixture key's public half.
 pub const JWKS: &str = include_str!("../fixtures/oauth-signing-key.jwk.json");
 
-/// The metadata document of the issuer `issuer` whose JWKS is at `{issuer}/jwks`.
+/// The metadata document of the issuer `issuer` whose JWKS is at
+/// `{issuer}/jwks` (and its introspection endpoint, which answers nothing
+/// but a hang, at `{issuer}/introspect`).
 pub fn metadata(issuer: &str) -> String {
-    json!({ "issuer": issuer, "jwks_uri": format!("{issuer}/jwks") }).to_string()
+    json!({
+        "issuer": issuer,
+        "jwks_uri": format!("{issuer}/jwks"),
+        "introspection_endpoint": format!("{issuer}/introspect"),
+    })
+    .to_string()
 }
 
 /// An access token of `issuer` (signed with the fixture key) for `subject`

@@ -292,3 +292,40 @@ fn a_burst_of_unknown_keys_makes_one_fetch_and_holds_up_no_valid_token() {
         "one fetch (three tries) after the two reads at start, not {fetches} connections"
     );
 }
+
+#[test]
+fn an_introspection_the_hung_issuer_does_not_answer_is_503_at_the_bound() {
+    let issuer = Issuer::start();
+    let server = HttpServer::start_with_env(
+        PluginDir::with(&["text-tools"]),
+        &[
+            "--auth-issuer",
+            &issuer.url,
+            "--auth-introspection-client",
+            "wasm-mcp",
+            "--auth-issuer-wait",
+            "2",
+        ],
+        &[("WASM_MCP_AUTH_CLIENT_SECRET", "introspection-secret")],
+    );
+    // The metadata, read at start, names the introspection endpoint.
+    wait::poll(wait::timeout(), || {
+        server.stderr().contains("accepting OAuth access tokens").then_some(())
+    })
+    .expect("the metadata is read at start");
+    issuer.hang();
+    let sent = Instant::now();
+    let (status, retry_after, body) = answer(send(&server, "an-opaque-token-0123456789"));
+    let took = sent.elapsed();
+    eprintln!("an introspection the hung issuer does not answer: {status} in {took:?} (bound 2 s)");
+    assert_eq!(status, 503, "{body}");
+    assert!(retry_after.is_some(), "{body}");
+    assert!(
+        body.contains("could not be asked about the token") && body.contains("no answer within"),
+        "the refusal says what happened: {body}"
+    );
+    assert!(
+        took >= Duration::from_secs(2) && took < Duration::from_secs(2 + 8),
+        "answered at the bound: {took:?}"
+    );
+}

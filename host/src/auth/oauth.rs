@@ -90,7 +90,7 @@ pub struct ResourceServer {
     introspected: Introspected,
 }
 
-/// Seconds since the Unix epoch, in milliseconds.
+/// Milliseconds since the Unix epoch.
 fn unix_millis() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -446,13 +446,13 @@ impl ResourceServer {
         answer.map(|(principal, _)| principal)
     }
 
-    /// The issuer's introspection endpoint, reading its metadata (within
-    /// the wait) when it has not been read yet.
-    async fn introspection_endpoint(&self) -> Result<String, Refused> {
+    /// The issuer's introspection endpoint, reading its metadata (for at
+    /// most `wait`) when it has not been read yet.
+    async fn introspection_endpoint(&self, wait: Duration) -> Result<String, Refused> {
         let mut known = self.issuer.snapshot();
         if known.metadata.is_none() {
             if let Some(fetch) = self.issuer.refresh(false)
-                && tokio::time::timeout(self.wait, fetch).await.is_err()
+                && tokio::time::timeout(wait, fetch).await.is_err()
             {
                 return Err(Unavailable {
                     why: format!(
@@ -487,7 +487,10 @@ impl ResourceServer {
         client_id: &str,
         secret: &str,
     ) -> Result<(Principal, Option<u64>), Refused> {
-        let endpoint = self.introspection_endpoint().await?;
+        // One bound for reading the metadata (when needed) and asking.
+        let deadline = tokio::time::Instant::now() + self.wait;
+        let endpoint = self.introspection_endpoint(self.wait).await?;
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
         let retry_after = self.wait.as_secs_f64().ceil().max(1.0) as u64;
         let unavailable = |why: String| {
             tracing::warn!(issuer = %self.issuer(), "token introspection failed: {why}");
@@ -518,7 +521,7 @@ impl ResourceServer {
             .map_err(|e| unavailable(e.to_string()))?;
         let (status, body) = self
             .issuer
-            .send(request, self.wait)
+            .send(request, left)
             .await
             .map_err(|e| unavailable(format!("POST {endpoint}: {e:#}")))?;
         if status == http::StatusCode::BAD_REQUEST {

@@ -389,6 +389,10 @@ settings! {
         leeway_secs: u64 = 30, any, flag "auth-leeway", value_name = "SECS", requires = "http";
         /// Validate tokens by RFC 7662 introspection as this client (its secret in WASM_MCP_AUTH_CLIENT_SECRET) instead of as JWTs [default: JWTs].
         introspection_client: String = none, any, flag "auth-introspection-client", value_name = "CLIENT_ID", requires = "http";
+        /// Seconds a request may wait on the authorization server (for its keys, when a token names a key not yet known; for an introspection); past it the request gets 503 with Retry-After.
+        issuer_wait_secs: f64 = 3.0, positive_secs, flag "auth-issuer-wait", value_name = "SECS", requires = "http";
+        /// Seconds an introspection's answer about a token, active or not, is reused for the same token (never past its exp); 0: every request asks.
+        introspection_cache_secs: f64 = 10.0, non_negative_secs, flag "auth-introspection-cache", value_name = "SECS", requires = "http";
     }
 }
 

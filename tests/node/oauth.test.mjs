@@ -14,7 +14,11 @@
 // - the principal bound to sessions, tasks and MRTR requestState;
 // - token introspection (--auth-introspection-client), --auth-resource,
 //   --auth-algorithms, --auth-leeway, the metadata's issuer check, and a
-//   key rotated in at the AS (the JWKS fetched again for an unknown kid).
+//   key rotated in at the AS (the JWKS fetched again for an unknown kid);
+// - what depends on the caller's scopes cached privately (`cacheScope`,
+//   `Cache-Control`);
+// - an AS that stops: tokens of known keys still served, an unknown kid
+//   answered 503 saying the keys could not be fetched again.
 //
 // One authorization server for the whole file; one wasm-mcp process for
 // most tests, and a few more for the flags that change how tokens are checked.
@@ -739,6 +743,42 @@ describe("OAuth: wasm-mcp as a protected resource of a real authorization server
       assert.equal(callText(touched, "2026-07-28 writer calls touch_note"), TOUCHED);
     });
 
+    test("what the caller's scopes filter is cached only by that caller; discovery by anyone", async () => {
+      for (const method of ["tools/list", "prompts/list", "resources/list", "resources/templates/list"]) {
+        for (const [who, token] of Object.entries({ reader, writer })) {
+          const listed = await modern(method, {}, token);
+          assert.equal(listed.status, 200, about(`${who}: ${method}`, listed));
+          const scope = listed.message?.result?.cacheScope;
+          assert.equal(scope, "private", about(`${who}: ${method} depends on the caller's scopes`, listed));
+        }
+      }
+      const readerTools = toolNames(await modern("tools/list", {}, reader));
+      const writerTools = toolNames(await modern("tools/list", {}, writer));
+      assert.notDeepEqual(readerTools, writerTools, "two callers, two lists: neither may be served to the other");
+      const read = await modern("resources/read", { uri: "notes://note/hot-reload" }, reader);
+      assert.equal(read.status, 200, about("reader reads a note", read));
+      assert.equal(read.message?.result?.cacheScope, "private", about("a read served under scopes", read));
+      const discover = await modern("server/discover", {}, reader);
+      assert.equal(discover.message?.result?.cacheScope, "public", about("the same for every caller", discover));
+
+      // An event stream says how it may be cached: privately, as a caller's.
+      const session = await openSession(reader);
+      const controller = new AbortController();
+      const stream = await fetch(server.url, {
+        headers: {
+          accept: "text/event-stream",
+          authorization: `Bearer ${reader}`,
+          "mcp-session-id": session,
+          "mcp-protocol-version": LEGACY,
+        },
+        signal: controller.signal,
+      });
+      const cacheControl = stream.headers.get("cache-control");
+      controller.abort();
+      assert.equal(stream.status, 200, `GET the session's stream: ${stream.status}${log()}`);
+      assert.equal(cacheControl, "no-cache, private", `Cache-Control of an authenticated stream${log()}`);
+    });
+
     test("prompts, resources and templates follow the manifest; a broader scope covers narrower ones", async () => {
       // mcp + conformance only: nothing of notes is listed or readable.
       const noNotes = jwt(tokenClaims({ scope: "mcp conformance" }), { key });
@@ -877,7 +917,7 @@ describe("OAuth: wasm-mcp as a protected resource of a real authorization server
       second = await startServer(
         plugins.path,
         as.issuer,
-        ["--auth-scopes", "mcp", "--auth-introspection-client", RS_CLIENT.id],
+        ["--auth-scopes", "mcp", "--auth-introspection-client", RS_CLIENT.id, "--auth-introspection-cache", "2"],
         { WASM_MCP_AUTH_CLIENT_SECRET: RS_CLIENT.secret },
       );
       introspected = second.url;
@@ -905,9 +945,14 @@ describe("OAuth: wasm-mcp as a protected resource of a real authorization server
       assert.ok(introspections.length > 0, `the server introspected the token: ${JSON.stringify(seen)}${log(second)}`);
       assert.equal(introspections[0].clientId, RS_CLIENT.id, JSON.stringify(introspections[0]));
 
-      // Revoked at the AS: refused from then on.
+      // The AS's answer serves the same token's next requests for --auth-introspection-cache (2 s).
+      const asked = seen.filter((s) => s.route === "introspection").length;
       const ok = await initializeThere(token);
       assert.equal(ok.status, 200, about("the user's token before revocation", ok));
+      const askedAgain = seen.filter((s) => s.route === "introspection").length;
+      assert.ok(askedAgain <= asked + 1, `at most one introspection for two requests: ${askedAgain - asked}`);
+
+      // Revoked at the AS: refused once the remembered answer runs out, and from then on.
       const clientId = authProvider.clientInformation().client_id;
       const revoked = await fetch(`${as.issuer}/token/revocation`, {
         method: "POST",
@@ -915,7 +960,14 @@ describe("OAuth: wasm-mcp as a protected resource of a real authorization server
         body: new URLSearchParams({ token, token_type_hint: "access_token", client_id: clientId }),
       });
       assert.equal(revoked.status, 200, `revocation: ${revoked.status} ${await revoked.text()}`);
-      assertInvalidToken(await initializeThere(token), "a revoked token");
+      const deadline = Date.now() + 15_000;
+      let refused = await initializeThere(token);
+      while (refused.status === 200 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        refused = await initializeThere(token);
+      }
+      assertInvalidToken(refused, "a revoked token");
+      assertInvalidToken(await initializeThere(token), "a revoked token, remembered as refused");
     });
 
     test("tokens the AS does not know as active for this server are refused", async () => {
@@ -1039,6 +1091,41 @@ describe("OAuth: wasm-mcp as a protected resource of a real authorization server
         assert.equal(again.status, 200, about("a token of a cached key", again));
       }
       assert.equal(as.jwksFetches, cached, `no JWKS fetch for known keys${log()}`);
+    });
+  });
+
+  describe("an authorization server that stops", () => {
+    test("known keys still serve; an unknown kid is 503 saying the keys could not be fetched again", async () => {
+      let third;
+      const lone = await startAuthorizationServer([key], () => ({}));
+      try {
+        third = await startServer(plugins.path, lone.issuer, ["--auth-issuer-wait", "5"]);
+        const own = (overrides) => tokenClaims({ iss: lone.issuer, aud: third.url, ...overrides });
+        const known = await post(initialize(), { target: third, token: jwt(own({}), { key }) });
+        assert.equal(known.status, 200, about("a token of the issuer's key", known));
+        await lone.stop();
+
+        // Within 10 s of the last fetch (at start) an unknown kid is refused
+        // for what it found; then it makes the server fetch again, which fails.
+        const deadline = Date.now() + 30_000;
+        let unknown;
+        do {
+          unknown = await post(initialize(), { target: third, token: jwt(own({}), { key: stranger }) });
+          if (unknown.status === 401) {
+            assert.match(unknown.text, /which the issuer does not publish \(its keys as fetched \d+ s ago\)/);
+            await new Promise((resolve) => setTimeout(resolve, 500));
+          }
+        } while (unknown.status === 401 && Date.now() < deadline);
+        assert.equal(unknown.status, 503, about("an unknown kid with the issuer stopped", unknown));
+        assert.ok(Number(unknown.headers.get("retry-after")) >= 1, about("Retry-After", unknown));
+        assert.match(unknown.text, /"stranger-key\\", which is not among the authorization server's keys fetched \d+ s ago, and fetching them again failed: .*Connection refused/, about("says what happened", unknown));
+        // Meanwhile, and after, a new token of the known key is answered.
+        const another = await post(initialize(), { target: third, token: jwt(own({ sub: "another" }), { key }) });
+        assert.equal(another.status, 200, about("a new token of a known key, the issuer stopped", another));
+      } finally {
+        await third?.stop();
+        await lone.stop();
+      }
     });
   });
 });

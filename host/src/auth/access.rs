@@ -25,12 +25,14 @@ const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 pub type Credential = Option<Principal>;
 
 /// A request refused: the HTTP status, why (in words the client is shown),
-/// and for 401 and 403 the `WWW-Authenticate` challenge.
+/// for 401 and 403 the `WWW-Authenticate` challenge, and for 503 the
+/// seconds after which trying again may help (`Retry-After`).
 #[derive(Debug)]
 pub struct Refusal {
     pub status: StatusCode,
     pub message: String,
     pub challenge: Option<String>,
+    pub retry_after: Option<u64>,
 }
 
 impl Refusal {
@@ -39,6 +41,7 @@ impl Refusal {
             status,
             message: message.into(),
             challenge: None,
+            retry_after: None,
         }
     }
 }
@@ -137,7 +140,8 @@ impl Access {
     ///
     /// 403 for a `Host` or `Origin` not allowed; 401 (with its challenge)
     /// without a valid token, 403 for a token lacking the scopes every
-    /// request needs, 503 while the authorization server cannot be asked.
+    /// request needs, 503 (with `Retry-After`) when the authorization
+    /// server could not be asked in time.
     pub async fn check(&self, headers: &HeaderMap) -> Result<Credential, Refusal> {
         self.check_host(headers)?;
         self.check_origin(headers)?;
@@ -276,10 +280,13 @@ async fn authenticate(oauth: &ResourceServer, presented: Option<&str>) -> Result
             challenge: Some(oauth.challenge(Some(("invalid_token", &why)), required)),
             ..Refusal::new(StatusCode::UNAUTHORIZED, format!("Unauthorized: {why}"))
         },
-        Refused::Unavailable(why) => Refusal::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!("Service Unavailable: {why}; try again shortly"),
-        ),
+        Refused::Unavailable { why, retry_after } => Refusal {
+            retry_after: Some(retry_after),
+            ..Refusal::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("Service Unavailable: {why}; try again in {retry_after} s"),
+            )
+        },
     })?;
     if principal.lacks(required) {
         let description = format!("every request needs the scopes {}", required.join(" "));

@@ -6,6 +6,7 @@
 //! it as a layer of its router; it decides, the transport only answers.
 
 mod access;
+mod issuer;
 mod oauth;
 mod scopes;
 

@@ -7,12 +7,14 @@
 //! A JWT is accepted only when signed with one of the configured
 //! algorithms (asymmetric only) by a key of the issuer's JWKS, issued by
 //! the issuer (`iss`), for this server (`aud` holds its canonical URI, RFC
-//! 8707), and valid now (`exp`, `nbf`, with the leeway). The JWKS is
-//! fetched on first use, again when a token names a key it lacks (at most
-//! once per [`REFRESH_BACKOFF`]) and when older than [`KEYS_MAX_AGE`]; each
-//! fetch tries [`ATTEMPTS`] times. A token once accepted is remembered until
-//! it expires, so a client's next requests cost a lookup, not a signature
-//! check. Tokens never go further than here.
+//! 8707), and valid now (`exp`, `nbf`, with the leeway). The JWKS comes
+//! from [`super::issuer`]: a token whose key is known is checked at once,
+//! whatever the issuer is doing; one naming a key the set lacks waits for
+//! at most one fetch, and never longer than `--auth-issuer-wait`, as an
+//! introspection does. A token once accepted is remembered until it
+//! expires, and introspection's answers (either way) for
+//! `--auth-introspection-cache`, so a client's next requests cost a lookup.
+//! Tokens never go further than here.
 
 use std::collections::{BTreeSet, HashMap};
 use std::net::SocketAddr;
@@ -23,20 +25,15 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::Full;
 use hyper::body::Bytes;
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::Client as HyperClient;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
-use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::sync::Mutex;
-use tokio::time::Instant;
+use sha2::{Digest, Sha256};
 use url::Url;
 
+use super::issuer::{Issuer, KEYS_MAX_AGE, Snapshot, checked_url};
 use crate::catalog::Catalog;
 use crate::manifest::is_scope_token;
 use crate::principal::Principal;
@@ -46,44 +43,20 @@ use crate::settings::AuthValues;
 /// path followed by the endpoint's.
 pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 
-/// How long one request to the authorization server may take.
-const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
-/// Attempts of one fetch from the authorization server before giving up.
-const ATTEMPTS: u32 = 3;
-/// The least time between two JWKS fetches for a key the cache lacks.
-const REFRESH_BACKOFF: Duration = Duration::from_secs(10);
-/// Keys older than this are fetched again before use.
-const KEYS_MAX_AGE: Duration = Duration::from_secs(600);
-/// The largest document read from the authorization server.
-const MAX_DOCUMENT_BYTES: usize = 1 << 20;
 /// The algorithms accepted when the configuration names none.
 const DEFAULT_ALGORITHMS: [Algorithm; 2] = [Algorithm::RS256, Algorithm::ES256];
-
-/// What the authorization server's metadata says the server needs.
-#[derive(Debug, Clone, Deserialize)]
-struct ServerMetadata {
-    issuer: String,
-    jwks_uri: Option<String>,
-    introspection_endpoint: Option<String>,
-}
 
 /// How tokens are checked.
 enum Validator {
     /// Locally, as JWTs.
     Jwt { algorithms: Vec<Algorithm>, leeway: u64 },
-    /// By the issuer's introspection endpoint, as this client.
-    Introspection { client_id: String, secret: String },
-}
-
-/// The authorization server's metadata and keys, as last fetched.
-#[derive(Default)]
-struct Known {
-    metadata: Option<ServerMetadata>,
-    keys: JwkSet,
-    /// When the keys were fetched (None: never).
-    fetched: Option<Instant>,
-    /// When they were last asked for, whether that worked or not.
-    attempted: Option<Instant>,
+    /// By the issuer's introspection endpoint, as this client; its answers
+    /// are remembered for `remember` (see [`Introspected`]).
+    Introspection {
+        client_id: String,
+        secret: String,
+        remember: Duration,
+    },
 }
 
 /// Why a token is refused.
@@ -91,15 +64,17 @@ struct Known {
 pub enum Refused {
     /// The token is not good: a 401 `invalid_token` with this description.
     Invalid(String),
-    /// The authorization server could not be read or asked (this says
-    /// what failed): nothing is known of the token yet, a 503.
-    Unavailable(String),
+    /// The authorization server could not be read or asked in time (`why`
+    /// says what happened): nothing is known of the token yet, a 503 with
+    /// `Retry-After: retry_after` (seconds).
+    Unavailable { why: String, retry_after: u64 },
 }
 
 use Refused::{Invalid, Unavailable};
 
 pub struct ResourceServer {
-    issuer: String,
+    /// The authorization server: its metadata and keys as last fetched.
+    issuer: Arc<Issuer>,
     /// The canonical URI of the MCP endpoint: the audience tokens must name.
     resource: String,
     /// Where the Protected Resource Metadata is (the path-inserted form).
@@ -107,32 +82,50 @@ pub struct ResourceServer {
     /// The scopes every token must grant.
     required: Vec<String>,
     validator: Validator,
-    http: Http,
-    known: Mutex<Known>,
-    /// JWTs already validated, with when they expire (see [`Accepted`]).
-    accepted: Accepted,
+    /// The longest a request waits on the authorization server.
+    wait: Duration,
+    /// JWTs already validated, with when they expire (see [`Remembered`]).
+    accepted: Remembered<Principal>,
+    /// What introspection said of tokens lately.
+    introspected: Introspected,
 }
 
-/// The JWTs validated lately and their principals, so that a client's
-/// requests with the same token do not verify its signature each time. An
-/// entry serves until the token's `exp` (with the leeway), as the token
-/// itself would; at most [`Accepted::CAPACITY`] are kept.
-#[derive(Default)]
-struct Accepted(std::sync::Mutex<HashMap<String, (Principal, u64)>>);
+/// Milliseconds since the Unix epoch.
+fn unix_millis() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis() as u64
+}
 
-impl Accepted {
+/// Values about tokens, by the SHA-256 of the token, each until a time
+/// (Unix milliseconds): a client's next requests with the same token cost
+/// a lookup, not a signature check or a question to the issuer. At most
+/// [`Remembered::CAPACITY`] are kept.
+struct Remembered<T>(std::sync::Mutex<HashMap<[u8; 32], (T, u64)>>);
+
+impl<T: Clone> Remembered<T> {
     const CAPACITY: usize = 4096;
 
-    /// The principal of `token` if it was accepted and has not expired by `now` (seconds).
-    fn get(&self, token: &str, now: u64) -> Option<Principal> {
-        let cache = self.0.lock().unwrap();
-        let (principal, until) = cache.get(token)?;
-        (now <= *until).then(|| principal.clone())
+    fn new() -> Self {
+        Self(std::sync::Mutex::new(HashMap::new()))
     }
 
-    /// Remembers `token` as `principal`'s until `until` (seconds); when
-    /// full, the expired entries go, or all if none has.
-    fn insert(&self, token: &str, principal: &Principal, until: u64, now: u64) {
+    fn key(token: &str) -> [u8; 32] {
+        Sha256::digest(token.as_bytes()).into()
+    }
+
+    /// What is remembered of `token`, unless it expired by `now`.
+    fn get(&self, token: &str, now: u64) -> Option<T> {
+        let cache = self.0.lock().unwrap();
+        let (value, until) = cache.get(&Self::key(token))?;
+        (now <= *until).then(|| value.clone())
+    }
+
+    /// Remembers `value` of `token` until `until`; when full, the expired
+    /// entries go, or all if none has.
+    fn insert(&self, token: &str, value: T, until: u64, now: u64) {
+        let key = Self::key(token);
         let mut cache = self.0.lock().unwrap();
         if cache.len() >= Self::CAPACITY {
             cache.retain(|_, (_, until)| now <= *until);
@@ -140,16 +133,16 @@ impl Accepted {
                 cache.clear();
             }
         }
-        cache.insert(token.to_owned(), (principal.clone(), until));
+        cache.insert(key, (value, until));
     }
 }
 
-/// Seconds since the Unix epoch.
-fn unix_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs()
+/// What introspection said of tokens lately: the active ones (with their
+/// principal, never past their `exp`) and, apart, so that a flood of bad
+/// tokens cannot push the good ones out, why the others were refused.
+struct Introspected {
+    active: Remembered<Principal>,
+    refused: Remembered<String>,
 }
 
 /// `text` split at whitespace, each part an OAuth scope token.
@@ -184,18 +177,6 @@ fn algorithms(text: Option<&str>) -> Result<Vec<Algorithm>> {
     Ok(chosen)
 }
 
-/// A URL given in a setting: absolute http(s), plain http only to this machine.
-fn checked_url(url: &str, setting: &str) -> Result<Url> {
-    let parsed = Url::parse(url).with_context(|| format!("{setting}: {url:?} is not a URL"))?;
-    let local = matches!(parsed.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
-    match parsed.scheme() {
-        "https" => Ok(parsed),
-        "http" if local => Ok(parsed),
-        "http" => bail!("{setting}: {url} must be https:// (plain http:// only for localhost)"),
-        _ => bail!("{setting}: {url} must be an https:// URL"),
-    }
-}
-
 /// The Protected Resource Metadata URL of `resource`: the well-known
 /// prefix inserted before its path (RFC 9728 §3.1).
 fn metadata_url_of(resource: &Url) -> String {
@@ -206,35 +187,37 @@ fn metadata_url_of(resource: &Url) -> String {
     )
 }
 
-/// The places RFC 8414 and OpenID Connect Discovery put an issuer's metadata.
-fn metadata_candidates(issuer: &Url) -> Vec<String> {
-    let origin = issuer.origin().ascii_serialization();
-    let path = issuer.path().trim_end_matches('/');
-    let mut candidates = vec![format!("{origin}/.well-known/oauth-authorization-server{path}")];
-    if path.is_empty() {
-        candidates.push(format!("{origin}/.well-known/openid-configuration"));
-    } else {
-        candidates.push(format!("{origin}/.well-known/openid-configuration{path}"));
-        candidates.push(format!("{origin}{path}/.well-known/openid-configuration"));
+/// How a refusal names the key a token is signed with.
+fn key_name(kid: Option<&str>) -> String {
+    match kid {
+        Some(kid) => format!("key {kid:?}"),
+        None => "a key it does not name (no kid)".into(),
     }
-    candidates
 }
 
-/// The HTTP client of requests to the authorization server.
-type Http = HyperClient<HttpsConnector<HttpConnector>, Full<Bytes>>;
+/// How long ago, in words.
+fn ago(age: Duration) -> String {
+    format!("{} s ago", age.as_secs())
+}
 
-/// A client for the authorization server: the platform's roots, HTTP/1.1,
-/// no redirects followed.
-fn http_client() -> Http {
-    let mut tls = (*crate::sandbox::TlsTrust::default().config()).clone();
-    // The connector offers the protocols it speaks itself.
-    tls.alpn_protocols.clear();
-    let connector = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_tls_config(tls)
-        .https_or_http()
-        .enable_http1()
-        .build();
-    HyperClient::builder(TokioExecutor::new()).build(connector)
+/// The key `kid` of `keys` for `algorithm`; `None` when the set lacks it.
+fn find_key(keys: &JwkSet, kid: Option<&str>, algorithm: Algorithm) -> Result<Option<DecodingKey>, Refused> {
+    let jwk = match kid {
+        Some(kid) => keys.find(kid),
+        None if keys.keys.len() == 1 => keys.keys.first(),
+        None => None,
+    };
+    let Some(jwk) = jwk else { return Ok(None) };
+    if let Some(declared) = jwk.common.key_algorithm
+        && declared.to_string() != format!("{algorithm:?}")
+    {
+        return Err(Invalid(format!(
+            "the access token is signed with {algorithm:?}, but its key is for {declared}"
+        )));
+    }
+    DecodingKey::from_jwk(jwk)
+        .map(Some)
+        .map_err(|error| Invalid(format!("the issuer's key cannot verify the token ({error})")))
 }
 
 impl ResourceServer {
@@ -271,27 +254,32 @@ impl ResourceServer {
                 client_id: client_id.clone(),
                 secret: client_secret
                     .context("--auth-introspection-client needs the client's secret in WASM_MCP_AUTH_CLIENT_SECRET")?,
+                remember: Duration::from_secs_f64(settings.introspection_cache_secs),
             },
             None => Validator::Jwt {
                 algorithms: algorithms(settings.algorithms.as_deref())?,
                 leeway: settings.leeway_secs,
             },
         };
+        let needs_keys = matches!(validator, Validator::Jwt { .. });
         Ok(Some(Self {
-            issuer: issuer.clone(),
+            issuer: Arc::new(Issuer::new(issuer, needs_keys)),
             metadata_url: metadata_url_of(&resource_url),
             resource,
             required: scope_list(settings.scopes.as_deref(), "--auth-scopes")?,
             validator,
-            http: http_client(),
-            known: Mutex::new(Known::default()),
-            accepted: Accepted::default(),
+            wait: Duration::from_secs_f64(settings.issuer_wait_secs),
+            accepted: Remembered::new(),
+            introspected: Introspected {
+                active: Remembered::new(),
+                refused: Remembered::new(),
+            },
         }))
     }
 
     /// The issuer whose tokens are accepted.
     pub fn issuer(&self) -> &str {
-        &self.issuer
+        self.issuer.id()
     }
 
     /// The scopes every token must grant.
@@ -306,7 +294,7 @@ impl ResourceServer {
         supported.extend(catalog.scopes());
         json!({
             "resource": self.resource,
-            "authorization_servers": [self.issuer],
+            "authorization_servers": [self.issuer()],
             "scopes_supported": supported,
             "bearer_methods_supported": ["header"],
             "resource_name": "wasm-mcp",
@@ -327,14 +315,15 @@ impl ResourceServer {
         challenge
     }
 
-    /// Checks the metadata and keys once at start, to say early what is wrong.
+    /// Reads the metadata and keys once at start, to say early what is wrong.
     pub async fn warm_up(self: Arc<Self>) {
-        match self.refresh(true).await {
-            Ok(()) => tracing::info!(issuer = %self.issuer, resource = %self.resource, "accepting OAuth access tokens"),
-            Err(error) => tracing::warn!(
-                issuer = %self.issuer,
-                "the authorization server cannot be read yet ({error:#}); tokens are refused until it can"
-            ),
+        if let Some(fetch) = self.issuer.refresh(true) {
+            fetch.await;
+        }
+        if self.issuer.snapshot().failure.is_none() {
+            tracing::info!(issuer = %self.issuer(), resource = %self.resource, "accepting OAuth access tokens");
+        } else {
+            tracing::warn!(issuer = %self.issuer(), "tokens are refused until the authorization server can be read");
         }
     }
 
@@ -343,17 +332,21 @@ impl ResourceServer {
     /// # Errors
     ///
     /// [`Refused::Invalid`] for a token that is not good, and
-    /// [`Refused::Unavailable`] while the authorization server cannot be
-    /// read or asked.
+    /// [`Refused::Unavailable`] when the authorization server could not be
+    /// read or asked within the wait.
     pub async fn validate(&self, token: &str) -> Result<Principal, Refused> {
         match &self.validator {
             Validator::Jwt { algorithms, leeway } => self.validate_jwt(token, algorithms, *leeway).await,
-            Validator::Introspection { client_id, secret } => self.introspect(token, client_id, secret).await,
+            Validator::Introspection {
+                client_id,
+                secret,
+                remember,
+            } => self.introspect(token, client_id, secret, *remember).await,
         }
     }
 
     async fn validate_jwt(&self, token: &str, algorithms: &[Algorithm], leeway: u64) -> Result<Principal, Refused> {
-        let now = unix_now();
+        let now = unix_millis();
         if let Some(principal) = self.accepted.get(token, now) {
             return Ok(principal);
         }
@@ -374,173 +367,138 @@ impl ResourceServer {
         let mut validation = Validation::new(header.alg);
         validation.leeway = leeway;
         validation.validate_nbf = true;
-        validation.set_issuer(&[&self.issuer]);
+        validation.set_issuer(&[self.issuer()]);
         validation.set_audience(&[&self.resource]);
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         let claims = jsonwebtoken::decode::<Value>(token, &key, &validation)
             .map_err(|error| Invalid(describe(error.kind(), &self.resource)))?
             .claims;
-        let principal = principal_of(&self.issuer, &claims)?;
+        let principal = principal_of(self.issuer(), &claims)?;
         if let Some(exp) = claims.get("exp").and_then(Value::as_u64) {
-            self.accepted.insert(token, &principal, exp.saturating_add(leeway), now);
+            let until = exp.saturating_add(leeway).saturating_mul(1000);
+            self.accepted.insert(token, principal.clone(), until, now);
         }
         Ok(principal)
     }
 
-    /// The key `kid` of the issuer's JWKS for `algorithm`, fetching the
-    /// keys again when they lack it (or are old).
+    /// The key `kid` of the issuer's JWKS for `algorithm`. A known key
+    /// serves at once (old keys are fetched again meanwhile, in the
+    /// background); for an unknown one, the keys are fetched again (at most
+    /// once per backoff, one fetch at a time) and waited for at most
+    /// [`Self::wait`].
     async fn key(&self, kid: Option<&str>, algorithm: Algorithm) -> Result<DecodingKey, Refused> {
-        let stale = {
-            let known = self.known.lock().await;
-            known.fetched.is_none_or(|at| at.elapsed() > KEYS_MAX_AGE)
-        };
-        if stale && let Err(error) = self.refresh(false).await {
-            tracing::warn!(issuer = %self.issuer, "the issuer's keys cannot be fetched: {error:#}");
-        }
-        if let Some(key) = self.find_key(kid, algorithm).await? {
+        let known = self.issuer.snapshot();
+        if let Some(key) = find_key(&known.keys, kid, algorithm)? {
+            if known.age.is_some_and(|age| age > KEYS_MAX_AGE) {
+                drop(self.issuer.refresh(false));
+            }
             return Ok(key);
         }
-        if let Err(error) = self.refresh(false).await {
-            tracing::warn!(issuer = %self.issuer, "the issuer's keys cannot be fetched: {error:#}");
-        }
-        if self.known.lock().await.fetched.is_none() {
-            return Err(Unavailable(
-                "the authorization server's keys could not be read (the server's log says why)".into(),
-            ));
-        }
-        self.find_key(kid, algorithm).await?.ok_or_else(|| {
-            Invalid(match kid {
-                Some(kid) => format!("the access token is signed with key {kid:?}, which the issuer does not publish"),
-                None => "the access token names no key (kid) and the issuer publishes more than one".into(),
-            })
-        })
-    }
-
-    async fn find_key(&self, kid: Option<&str>, algorithm: Algorithm) -> Result<Option<DecodingKey>, Refused> {
-        let known = self.known.lock().await;
-        let jwk = match kid {
-            Some(kid) => known.keys.find(kid),
-            None if known.keys.keys.len() == 1 => known.keys.keys.first(),
-            None => None,
-        };
-        let Some(jwk) = jwk else { return Ok(None) };
-        if let Some(declared) = jwk.common.key_algorithm
-            && declared.to_string() != format!("{algorithm:?}")
+        if let Some(fetch) = self.issuer.refresh(false)
+            && tokio::time::timeout(self.wait, fetch).await.is_err()
         {
-            return Err(Invalid(format!(
-                "the access token is signed with {algorithm:?}, but its key is for {declared}"
-            )));
-        }
-        DecodingKey::from_jwk(jwk)
-            .map(Some)
-            .map_err(|error| Invalid(format!("the issuer's key cannot verify the token ({error})")))
-    }
-
-    /// Fetches the issuer's metadata (once) and keys; `force` ignores the
-    /// backoff between fetches.
-    async fn refresh(&self, force: bool) -> Result<()> {
-        let mut known = self.known.lock().await;
-        if !force && known.attempted.is_some_and(|at| at.elapsed() < REFRESH_BACKOFF) {
-            return Ok(());
-        }
-        known.attempted = Some(Instant::now());
-        let metadata = match &known.metadata {
-            Some(metadata) => metadata.clone(),
-            None => {
-                let metadata = self.discover().await?;
-                known.metadata = Some(metadata.clone());
-                metadata
-            }
-        };
-        if let Validator::Jwt { .. } = self.validator {
-            let jwks_uri = metadata
-                .jwks_uri
-                .as_deref()
-                .context("the issuer's metadata has no jwks_uri")?;
-            let keys: JwkSet = self.fetch_json(checked_url(jwks_uri, "jwks_uri")?).await?;
-            known.keys = keys;
-        }
-        known.fetched = Some(Instant::now());
-        Ok(())
-    }
-
-    /// The issuer's metadata, from the first well-known place that has it;
-    /// its `issuer` must be the configured one, character for character.
-    async fn discover(&self) -> Result<ServerMetadata> {
-        let issuer = checked_url(&self.issuer, "--auth-issuer")?;
-        let mut tried = Vec::new();
-        for candidate in metadata_candidates(&issuer) {
-            match self.fetch_json::<ServerMetadata>(Url::parse(&candidate)?).await {
-                Ok(metadata) if metadata.issuer == self.issuer => return Ok(metadata),
-                Ok(metadata) => bail!(
-                    "{candidate} names the issuer {:?}, not {:?}: refusing it (RFC 8414 §3.3)",
-                    metadata.issuer,
-                    self.issuer
+            return Err(Unavailable {
+                why: format!(
+                    "the access token is signed with {}, which is not among the authorization server's keys as \
+                     last fetched, and the authorization server did not answer within {:?} when they were fetched again",
+                    key_name(kid),
+                    self.wait
                 ),
-                Err(error) => tried.push(format!("{candidate}: {error:#}")),
+                retry_after: self.issuer.snapshot().retry_after,
+            });
+        }
+        let known = self.issuer.snapshot();
+        if let Some(key) = find_key(&known.keys, kid, algorithm)? {
+            return Ok(key);
+        }
+        Err(unknown_key(kid, known))
+    }
+
+    /// RFC 7662: asks the issuer whether `token` is active, as `client_id`,
+    /// unless its answer about the token is remembered; remembers the new
+    /// answer for `remember` (an active token never past its `exp`).
+    async fn introspect(
+        &self,
+        token: &str,
+        client_id: &str,
+        secret: &str,
+        remember: Duration,
+    ) -> Result<Principal, Refused> {
+        let now = unix_millis();
+        if let Some(principal) = self.introspected.active.get(token, now) {
+            return Ok(principal);
+        }
+        if let Some(why) = self.introspected.refused.get(token, now) {
+            return Err(Invalid(why));
+        }
+        let answer = self.ask_issuer(token, client_id, secret).await;
+        let until = now.saturating_add(remember.as_millis() as u64);
+        if !remember.is_zero() {
+            match &answer {
+                Ok((principal, exp)) => {
+                    let until = exp.map_or(until, |exp| until.min(exp.saturating_mul(1000)));
+                    self.introspected.active.insert(token, principal.clone(), until, now);
+                }
+                Err(Invalid(why)) => self.introspected.refused.insert(token, why.clone(), until, now),
+                Err(Unavailable { .. }) => {}
             }
         }
-        bail!("no authorization server metadata found ({})", tried.join("; "))
+        answer.map(|(principal, _)| principal)
     }
 
-    /// Sends `request`: its status and body, within [`FETCH_TIMEOUT`] and
-    /// [`MAX_DOCUMENT_BYTES`].
-    async fn send(&self, request: http::Request<Full<Bytes>>) -> Result<(http::StatusCode, Bytes)> {
-        let exchange = async {
-            let response = self.http.request(request).await?;
-            let status = response.status();
-            let body = Limited::new(response.into_body(), MAX_DOCUMENT_BYTES)
-                .collect()
-                .await
-                .map_err(|error| anyhow::anyhow!("reading the answer: {error}"))?
-                .to_bytes();
-            anyhow::Ok((status, body))
-        };
-        tokio::time::timeout(FETCH_TIMEOUT, exchange)
-            .await
-            .map_err(|_| anyhow::anyhow!("no answer within {FETCH_TIMEOUT:?}"))?
-    }
-
-    /// The JSON document at `url`, trying [`ATTEMPTS`] times while the
-    /// server cannot be reached.
-    async fn fetch_json<T: serde::de::DeserializeOwned>(&self, url: Url) -> Result<T> {
-        let mut attempt = 1;
-        loop {
-            let request = http::Request::get(url.as_str())
-                .header(http::header::ACCEPT, "application/json")
-                .body(Full::default())?;
-            match self.send(request).await {
-                Ok((status, body)) if status.is_success() => {
-                    return serde_json::from_slice(&body)
-                        .with_context(|| format!("GET {url}: the answer is not the JSON document expected"));
-                }
-                Ok((status, _)) => bail!("GET {url}: {status}"),
-                Err(_) if attempt < ATTEMPTS => {
-                    tokio::time::sleep(Duration::from_millis(200 << attempt)).await;
-                    attempt += 1;
-                }
-                Err(error) => return Err(error.context(format!("GET {url}"))),
+    /// The issuer's introspection endpoint, reading its metadata (for at
+    /// most `wait`) when it has not been read yet.
+    async fn introspection_endpoint(&self, wait: Duration) -> Result<String, Refused> {
+        let mut known = self.issuer.snapshot();
+        if known.metadata.is_none() {
+            if let Some(fetch) = self.issuer.refresh(false)
+                && tokio::time::timeout(wait, fetch).await.is_err()
+            {
+                return Err(Unavailable {
+                    why: format!(
+                        "the authorization server's metadata (which names its introspection endpoint) could not be \
+                         read: it did not answer within {:?}",
+                        self.wait
+                    ),
+                    retry_after: self.issuer.snapshot().retry_after,
+                });
             }
+            known = self.issuer.snapshot();
+        }
+        match known.metadata {
+            Some(metadata) => metadata.introspection_endpoint.ok_or_else(|| Unavailable {
+                why: "the authorization server's metadata names no introspection_endpoint".into(),
+                retry_after: known.retry_after,
+            }),
+            None => Err(Unavailable {
+                why: format!(
+                    "the authorization server's metadata could not be read: {}",
+                    known.failure.as_deref().unwrap_or("no answer yet")
+                ),
+                retry_after: known.retry_after,
+            }),
         }
     }
 
-    /// RFC 7662: asks the issuer whether `token` is active, as `client_id`.
-    async fn introspect(&self, token: &str, client_id: &str, secret: &str) -> Result<Principal, Refused> {
+    /// The principal introspection gives `token`, with its `exp` (seconds), or why it is refused.
+    async fn ask_issuer(
+        &self,
+        token: &str,
+        client_id: &str,
+        secret: &str,
+    ) -> Result<(Principal, Option<u64>), Refused> {
+        // One bound for reading the metadata (when needed) and asking.
+        let deadline = tokio::time::Instant::now() + self.wait;
+        let endpoint = self.introspection_endpoint(self.wait).await?;
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let retry_after = self.wait.as_secs_f64().ceil().max(1.0) as u64;
         let unavailable = |why: String| {
-            tracing::warn!(issuer = %self.issuer, "token introspection failed: {why}");
-            Unavailable(
-                "the authorization server could not be asked about the token (the server's log says why)".into(),
-            )
-        };
-        let endpoint = {
-            if self.known.lock().await.metadata.is_none() {
-                self.refresh(true).await.map_err(|e| unavailable(format!("{e:#}")))?;
+            tracing::warn!(issuer = %self.issuer(), "token introspection failed: {why}");
+            Unavailable {
+                why: format!("the authorization server could not be asked about the token: {why}"),
+                retry_after,
             }
-            let known = self.known.lock().await;
-            known.metadata.as_ref().and_then(|m| m.introspection_endpoint.clone())
         };
-        let endpoint =
-            endpoint.ok_or_else(|| unavailable("the issuer's metadata has no introspection_endpoint".into()))?;
         let form = |pairs: &[(&str, &str)]| {
             url::form_urlencoded::Serializer::new(String::new())
                 .extend_pairs(pairs)
@@ -556,12 +514,16 @@ impl ResourceServer {
             )
             .header(http::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
             .header(http::header::ACCEPT, "application/json")
-            .body(Full::from(form(&[
+            .body(Full::<Bytes>::from(form(&[
                 ("token", token),
                 ("token_type_hint", "access_token"),
             ])))
             .map_err(|e| unavailable(e.to_string()))?;
-        let (status, body) = self.send(request).await.map_err(|e| unavailable(format!("{e:#}")))?;
+        let (status, body) = self
+            .issuer
+            .send(request, left)
+            .await
+            .map_err(|e| unavailable(format!("POST {endpoint}: {e:#}")))?;
         if status == http::StatusCode::BAD_REQUEST {
             return Err(Invalid(
                 "the authorization server does not take the access token as one it issued".into(),
@@ -576,7 +538,7 @@ impl ResourceServer {
                 "the access token is not active (expired, revoked or unknown)".into(),
             ));
         }
-        if claims.get("iss").is_some_and(|iss| iss.as_str() != Some(&self.issuer)) {
+        if claims.get("iss").is_some_and(|iss| iss.as_str() != Some(self.issuer())) {
             return Err(Invalid(
                 "the access token was issued by another authorization server".into(),
             ));
@@ -587,7 +549,40 @@ impl ResourceServer {
                 self.resource
             )));
         }
-        principal_of(&self.issuer, &claims)
+        let exp = claims.get("exp").and_then(Value::as_u64);
+        principal_of(self.issuer(), &claims).map(|principal| (principal, exp))
+    }
+}
+
+/// Why a token signed with `kid`, which the keys `known` lack after the
+/// last fetch, is refused: it is not the issuer's (401) when that fetch
+/// worked; nothing can be said (503) when the keys could not be read.
+fn unknown_key(kid: Option<&str>, known: Snapshot) -> Refused {
+    let retry_after = known.retry_after;
+    match (known.age, known.failure) {
+        (None, failure) => Unavailable {
+            why: format!(
+                "the authorization server's keys could not be read: {}",
+                failure.as_deref().unwrap_or("no answer yet")
+            ),
+            retry_after,
+        },
+        (Some(age), Some(failure)) => Unavailable {
+            why: format!(
+                "the access token is signed with {}, which is not among the authorization server's keys fetched {}, \
+                 and fetching them again failed: {failure}",
+                key_name(kid),
+                ago(age)
+            ),
+            retry_after,
+        },
+        (Some(age), None) => Invalid(match kid {
+            Some(kid) => format!(
+                "the access token is signed with key {kid:?}, which the issuer does not publish (its keys as fetched {})",
+                ago(age)
+            ),
+            None => "the access token names no key (kid) and the issuer publishes more than one".into(),
+        }),
     }
 }
 
@@ -655,15 +650,6 @@ mod tests {
             url("http://127.0.0.1:8080/"),
             "http://127.0.0.1:8080/.well-known/oauth-protected-resource"
         );
-        let issuer = Url::parse("https://as.example.com/tenant1").unwrap();
-        assert_eq!(
-            metadata_candidates(&issuer),
-            [
-                "https://as.example.com/.well-known/oauth-authorization-server/tenant1",
-                "https://as.example.com/.well-known/openid-configuration/tenant1",
-                "https://as.example.com/tenant1/.well-known/openid-configuration",
-            ]
-        );
     }
 
     #[test]
@@ -680,24 +666,56 @@ mod tests {
                 .contains("shared-secret")
         );
         assert!(algorithms(Some("none")).is_err());
-        assert!(checked_url("http://as.example.com", "--auth-issuer").is_err());
-        assert!(checked_url("http://127.0.0.1:9000", "--auth-issuer").is_ok());
         assert!(scope_list(Some("mcp notes:read"), "--auth-scopes").unwrap().len() == 2);
         assert!(scope_list(Some("bad\"scope"), "--auth-scopes").is_err());
     }
 
     #[test]
-    fn accepted_tokens_serve_until_they_expire_and_the_cache_stays_bounded() {
-        let accepted = Accepted::default();
+    fn remembered_tokens_serve_until_they_expire_and_the_cache_stays_bounded() {
+        let accepted = Remembered::new();
         let alice = Principal::oauth("https://as", "alice", None, BTreeSet::new());
-        accepted.insert("t", &alice, 100, 50);
+        accepted.insert("t", alice.clone(), 100, 50);
         assert_eq!(accepted.get("t", 100), Some(alice.clone()));
         assert_eq!(accepted.get("t", 101), None);
         assert_eq!(accepted.get("other", 50), None);
-        for i in 0..Accepted::CAPACITY + 10 {
-            accepted.insert(&format!("t{i}"), &alice, 1000, 50);
+        for i in 0..Remembered::<Principal>::CAPACITY + 10 {
+            accepted.insert(&format!("t{i}"), alice.clone(), 1000, 50);
         }
-        assert!(accepted.0.lock().unwrap().len() <= Accepted::CAPACITY);
+        assert!(accepted.0.lock().unwrap().len() <= Remembered::<Principal>::CAPACITY);
+    }
+
+    fn snapshot(age: Option<u64>, failure: Option<&str>) -> Snapshot {
+        Snapshot {
+            metadata: None,
+            keys: Arc::default(),
+            age: age.map(Duration::from_secs),
+            failure: failure.map(str::to_owned),
+            retry_after: 7,
+        }
+    }
+
+    #[test]
+    fn an_unknown_key_is_refused_for_what_the_last_fetch_found() {
+        let not_published = unknown_key(Some("k9"), snapshot(Some(3), None));
+        assert_eq!(
+            not_published,
+            Invalid("the access token is signed with key \"k9\", which the issuer does not publish (its keys as fetched 3 s ago)".into())
+        );
+        let Unavailable { why, retry_after } =
+            unknown_key(Some("k9"), snapshot(Some(40), Some("GET jwks: connection refused")))
+        else {
+            panic!("the keys could not be fetched again: nothing is known of the key");
+        };
+        assert_eq!(retry_after, 7);
+        assert!(
+            why.contains("fetched 40 s ago")
+                && why.ends_with("fetching them again failed: GET jwks: connection refused"),
+            "{why}"
+        );
+        let Unavailable { why, .. } = unknown_key(None, snapshot(None, Some("no metadata"))) else {
+            panic!("never read");
+        };
+        assert_eq!(why, "the authorization server's keys could not be read: no metadata");
     }
 
     #[test]

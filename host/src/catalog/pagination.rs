@@ -102,6 +102,13 @@ pub fn page<E: Listed>(
     Ok(result)
 }
 
+/// Whether `principal` may be shown another list of `entries` than another
+/// caller: some entry needs scopes, and the principal's are checked.
+pub fn depends_on_caller<E: Listed>(entries: &BTreeMap<String, E>, principal: Option<&Principal>) -> bool {
+    principal.is_some_and(|principal| principal.scopes.is_some())
+        && entries.values().any(|entry| !entry.scopes().is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,6 +218,40 @@ mod tests {
                 }
             }
         }
+    }
+
+    struct Guarded(Value, Vec<String>);
+
+    impl Listed for Guarded {
+        fn listed(&self) -> &Value {
+            &self.0
+        }
+        fn scopes(&self) -> &[String] {
+            &self.1
+        }
+    }
+
+    #[test]
+    fn a_list_depends_on_its_caller_only_when_scopes_filter_it() {
+        let reader = Principal::oauth("https://as", "ada", None, ["notes:read".to_owned()].into());
+        let guarded = BTreeMap::from([
+            ("a".to_owned(), Guarded(json!("a"), vec![])),
+            ("b".to_owned(), Guarded(json!("b"), vec!["notes:write".into()])),
+        ]);
+        assert!(depends_on_caller(&guarded, Some(&reader)));
+        assert!(
+            !depends_on_caller(&guarded, Some(&Principal::static_token(0))),
+            "static tokens see everything"
+        );
+        assert!(!depends_on_caller(&guarded, None));
+        assert!(
+            !depends_on_caller(&entries(&["a"]), Some(&reader)),
+            "nothing needs a scope"
+        );
+        assert_eq!(
+            page(ListKind::Tools, &guarded, None, 5, Some(&reader)).unwrap(),
+            json!({ "tools": ["a"] })
+        );
     }
 
     #[test]

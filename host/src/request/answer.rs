@@ -13,14 +13,19 @@ use crate::protocol::{RequestId, RpcError};
 static SERVER_IDENTITY: LazyLock<Value> =
     LazyLock::new(|| json!({ "name": "wasm-mcp", "title": "wasm-mcp", "version": env!("CARGO_PKG_VERSION") }));
 
-/// A method's result, and whether it is a tool's result that says the tool
-/// failed (`isError`: labelled `tool_error` in metrics and traces).
+/// A method's result, whether it is a tool's result that says the tool
+/// failed (`isError`: labelled `tool_error` in metrics and traces), and
+/// whether it depends on who asked.
 #[derive(Debug)]
 pub struct Reply {
     /// The result, as the method renders it.
     pub value: Value,
     /// Whether it is a tool's result with `isError`.
     pub tool_error: bool,
+    /// Whether another caller could be answered otherwise (a list filtered
+    /// by the caller's scopes, a read served under scopes): never cached
+    /// as `public`.
+    pub per_caller: bool,
 }
 
 impl From<Value> for Reply {
@@ -28,6 +33,17 @@ impl From<Value> for Reply {
         Reply {
             value,
             tool_error: false,
+            per_caller: false,
+        }
+    }
+}
+
+impl Reply {
+    /// `value`, which depends on who asked when `per_caller`.
+    pub fn for_caller(value: Value, per_caller: bool) -> Self {
+        Reply {
+            per_caller,
+            ..Reply::from(value)
         }
     }
 }
@@ -105,9 +121,15 @@ impl Answer {
     }
 
     /// The response to a 2026-07-28 request `id`: a result says its type,
-    /// the server, and (`cache`) how long it may be cached; an error uses
-    /// the revision's codes.
+    /// the server, and (`cache`) how long it may be cached, and by whom:
+    /// only by its caller when it depends on the caller, whatever `cache`
+    /// says; an error uses the revision's codes.
     pub fn into_modern_response(self, id: &RequestId, cache: Option<CacheHint>) -> (Value, AnswerKind) {
+        let per_caller = matches!(&self, Answer::Result(Reply { per_caller: true, .. }));
+        let cache = cache.map(|hint| CacheHint {
+            public: hint.public && !per_caller,
+            ..hint
+        });
         let answer = match self {
             Answer::Error(error) => Answer::Error(modern::error(error)),
             other => other,
@@ -149,6 +171,7 @@ mod tests {
         let tool_failed = Answer::Result(Reply {
             value: json!({ "content": [], "isError": true }),
             tool_error: true,
+            per_caller: false,
         });
         assert_eq!(tool_failed.error_label().as_deref(), Some("tool_error"));
         let (legacy, kind) = tool_failed.into_response(&id());
@@ -174,5 +197,23 @@ mod tests {
         let (modern, kind) = missing().into_modern_response(&id(), None);
         assert_eq!(kind, AnswerKind::Error(INVALID_PARAMS));
         assert_eq!(modern["error"]["code"], INVALID_PARAMS);
+    }
+
+    #[test]
+    fn an_answer_that_depends_on_its_caller_is_never_public() {
+        let public = Some(CacheHint {
+            ttl_ms: 10,
+            public: true,
+        });
+        let scope = |per_caller| {
+            let answer = Answer::Result(Reply::for_caller(json!({ "tools": [] }), per_caller));
+            let (response, _) = answer.into_modern_response(&id(), public);
+            (
+                response["result"]["cacheScope"].clone(),
+                response["result"]["ttlMs"].clone(),
+            )
+        };
+        assert_eq!(scope(false), (json!("public"), json!(10)));
+        assert_eq!(scope(true), (json!("private"), json!(10)));
     }
 }

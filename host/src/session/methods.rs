@@ -2,6 +2,7 @@
 //! handler here, answered from session state, from the catalog, or by the
 //! plugin that owns the entry (rendered by [`super::results`]).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,11 +16,14 @@ use super::mrtr::ModernRequest;
 use super::results::{self, ToolCall, ToolOutcome};
 use super::{Era, Phase, Session};
 use crate::call::{CallError, CallScope};
-use crate::catalog::{Catalog, pagination};
+use crate::catalog::Catalog;
+use crate::catalog::pagination::{self, Listed};
 use crate::contract::bindings::tools::TaskSupport;
 use crate::contract::bindings::{completion, types};
 use crate::limits::NotificationBounds;
+use crate::manifest::EntryKind;
 use crate::metrics::METRICS;
+use crate::principal::Principal;
 use crate::protocol::jsonrpc::{INVALID_REQUEST, SERVER_ERROR};
 use crate::protocol::modern::{self, CacheHint};
 use crate::protocol::requests::{CallTool, Complete, CompletionRef, ListKind, Request};
@@ -171,13 +175,13 @@ impl Session {
                 let cursor = cursor.as_deref();
                 let principal = self.principal();
                 let principal = principal.as_ref();
-                match kind {
-                    ListKind::Tools => pagination::page(kind, &catalog.tools, cursor, page_size, principal),
-                    ListKind::Prompts => pagination::page(kind, &catalog.prompts, cursor, page_size, principal),
-                    ListKind::Resources => pagination::page(kind, &catalog.resources, cursor, page_size, principal),
-                    ListKind::Templates => pagination::page(kind, &catalog.templates, cursor, page_size, principal),
+                return match kind {
+                    ListKind::Tools => listed(kind, &catalog.tools, cursor, page_size, principal),
+                    ListKind::Prompts => listed(kind, &catalog.prompts, cursor, page_size, principal),
+                    ListKind::Resources => listed(kind, &catalog.resources, cursor, page_size, principal),
+                    ListKind::Templates => listed(kind, &catalog.templates, cursor, page_size, principal),
                     ListKind::Tasks => unreachable!("answered above"),
-                }
+                };
             }
             Request::CallTool(params) => {
                 let catalog = self.hub.loaded_catalog().await;
@@ -186,7 +190,15 @@ impl Session {
                     None => self.call_tool(catalog, params, scope, progress_token.clone()).await,
                 };
             }
-            Request::ReadResource { uri } => read_resource(&*self.hub.loaded_catalog().await, &uri, scope()).await,
+            Request::ReadResource { uri } => {
+                let catalog = self.hub.loaded_catalog().await;
+                let guarded = catalog
+                    .required_scopes(EntryKind::Resource, &uri)
+                    .is_some_and(|scopes| !scopes.is_empty());
+                let per_caller = guarded && self.principal().is_some_and(|principal| principal.scopes.is_some());
+                let contents = read_resource(&catalog, &uri, scope()).await?;
+                return Ok(Reply::for_caller(contents, per_caller));
+            }
             Request::GetPrompt { name, arguments } => {
                 get_prompt(&*self.hub.loaded_catalog().await, &name, &arguments, scope()).await
             }
@@ -381,6 +393,22 @@ fn request_error(error: CallError) -> RpcError {
         CallError::Refused(types::Error::InvalidParams(why)) => RpcError::invalid_params(why),
         other => RpcError::internal(other.to_string()),
     }
+}
+
+/// A page of the list `entries` as `principal` may see it, which depends
+/// on the caller when scopes filter it.
+fn listed<E: Listed>(
+    kind: ListKind,
+    entries: &BTreeMap<String, E>,
+    cursor: Option<&str>,
+    size: usize,
+    principal: Option<&Principal>,
+) -> Result<Reply, RpcError> {
+    let page = pagination::page(kind, entries, cursor, size, principal)?;
+    Ok(Reply::for_caller(
+        page,
+        pagination::depends_on_caller(entries, principal),
+    ))
 }
 
 async fn read_resource(catalog: &Catalog, uri: &str, scope: Arc<CallScope>) -> Result<Value, RpcError> {

@@ -60,10 +60,12 @@ impl ToolOutcome {
             ToolOutcome::Completed(value) => Reply {
                 value,
                 tool_error: false,
+                per_caller: false,
             },
             ToolOutcome::Failed { result, .. } | ToolOutcome::Crashed { result, .. } => Reply {
                 value: result,
                 tool_error: true,
+                per_caller: false,
             },
         }
     }

@@ -100,6 +100,7 @@ impl Session {
         Ok(Reply {
             value,
             tool_error: task.status() == Status::Failed,
+            per_caller: false,
         })
     }
 

@@ -88,7 +88,18 @@ pub struct LeanHttpSession {
 
 impl LeanHttpSession {
     async fn post(&self, message: &Value) -> String {
+        let response = self.send(message, None).await;
+        assert!(response.status().is_success(), "{}", response.status());
+        response.text().await.expect("read the answer")
+    }
+
+    /// POSTs `message`, with `Authorization: Bearer TOKEN` when given one
+    /// (over the client's own).
+    async fn send(&self, message: &Value, bearer: Option<&str>) -> reqwest::Response {
         let mut post = self.http.post(&self.url);
+        if let Some(token) = bearer {
+            post = post.bearer_auth(token);
+        }
         for (name, value) in POST_HEADERS {
             post = post.header(name, value);
         }
@@ -109,9 +120,17 @@ impl LeanHttpSession {
                 }
             }
         }
-        let response = post.body(message.to_string()).send().await.expect("POST");
-        assert!(response.status().is_success(), "{}", response.status());
-        response.text().await.expect("read the answer")
+        post.body(message.to_string()).send().await.expect("POST")
+    }
+
+    /// One 2026-07-28 request with `token` as its bearer token, read to the
+    /// end; its HTTP status, whatever it is.
+    pub async fn status_with(&self, token: &str, id: u64, method: &str, params: &Value) -> StatusCode {
+        let params = with_meta(params.clone(), &meta(json!({}), None));
+        let response = self.send(&jsonrpc::request(id, method, params), Some(token)).await;
+        let status = response.status();
+        response.bytes().await.expect("read the answer");
+        status
     }
 
     /// One request, read to the end of its stream; checks that its result came.

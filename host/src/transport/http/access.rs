@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -23,11 +23,37 @@ pub struct Admitted(pub Credential);
 
 /// The access layer of every guarded route: checks the request's headers
 /// ([`crate::auth::Access::check`]) before its handler runs, and hands the
-/// handler whom it acts for ([`Admitted`]).
+/// handler whom it acts for ([`Admitted`]). What an authenticated caller
+/// is sent is that caller's: where a response says how it may be cached
+/// (`Cache-Control`), it says `private` too.
 pub async fn admit(State(app): State<Arc<App>>, mut request: Request, next: Next) -> Result<Response, HttpError> {
     let credential = app.access.check(request.headers()).await?;
+    let authenticated = credential.is_some();
     request.extensions_mut().insert(Admitted(credential));
-    Ok(next.run(request).await)
+    let mut response = next.run(request).await;
+    if authenticated {
+        private(response.headers_mut());
+    }
+    Ok(response)
+}
+
+/// Adds `private` to the `Cache-Control` of a response that has one.
+fn private(headers: &mut HeaderMap) {
+    let Some(directives) = headers.get(header::CACHE_CONTROL).and_then(|v| v.to_str().ok()) else {
+        return;
+    };
+    if directives.split(',').any(|d| d.trim().eq_ignore_ascii_case("private")) {
+        return;
+    }
+    let kept: Vec<&str> = directives
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.eq_ignore_ascii_case("public"))
+        .collect();
+    let value = format!("{}, private", kept.join(", "));
+    if let Ok(value) = HeaderValue::from_str(value.trim_start_matches(", ")) {
+        headers.insert(header::CACHE_CONTROL, value);
+    }
 }
 
 /// GET of the Protected Resource Metadata: no token needed, readable from
@@ -44,7 +70,30 @@ impl From<Refusal> for HttpError {
     fn from(refusal: Refusal) -> Self {
         HttpError {
             challenge: refusal.challenge,
+            retry_after: refusal.retry_after,
             ..HttpError::new(refusal.status, refusal.message)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cache_control(value: &str) -> String {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_str(value).unwrap());
+        private(&mut headers);
+        headers[header::CACHE_CONTROL].to_str().unwrap().to_owned()
+    }
+
+    #[test]
+    fn an_authenticated_callers_response_is_cached_privately_if_at_all() {
+        assert_eq!(cache_control("no-cache"), "no-cache, private");
+        assert_eq!(cache_control("public, max-age=10"), "max-age=10, private");
+        assert_eq!(cache_control("Private"), "Private");
+        let mut none = HeaderMap::new();
+        private(&mut none);
+        assert!(none.is_empty(), "no caching said, none added");
     }
 }

@@ -22,6 +22,8 @@ pub struct HttpError {
     pub challenge: Option<String>,
     /// Close the connection after the answer (what the client sent was not read in full).
     pub close: bool,
+    /// Seconds after which trying again may help, for a 503 (`Retry-After`).
+    pub retry_after: Option<u64>,
 }
 
 impl HttpError {
@@ -32,6 +34,7 @@ impl HttpError {
             message: message.into(),
             challenge: None,
             close: false,
+            retry_after: None,
         }
     }
 
@@ -80,6 +83,11 @@ impl IntoResponse for HttpError {
             .into_response();
         if let Some(challenge) = self.challenge.and_then(|c| HeaderValue::from_str(&c).ok()) {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
+        }
+        if let Some(seconds) = self.retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
         }
         if self.close {
             response

@@ -19,7 +19,7 @@ WKG_VERSION := 0.16.1
 WKG := $(CURDIR)/$(TOOLS)/bin/wkg
 FUZZ_CI_SECONDS ?= 20
 
-.PHONY: build plugins rust-plugins run test test-rust test-node bench bench-check soak lint toolchain node-deps scale-deps registry-deps fuzz fuzz-ci fuzz-build
+.PHONY: build plugins rust-plugins run test test-rust test-node bench bench-check soak lint toolchain node-deps scale-deps registry-deps fuzz fuzz-ci fuzz-build image image-deps
 
 ## toolchain: the Rust toolchain rust-toolchain.toml pins, with its components and
 ## the plugins' target (wasm32-wasip2), installed by rustup when missing
@@ -142,6 +142,34 @@ registry-deps: $(WKG)
 
 $(WKG): | toolchain
 	$(CARGO) install wkg --version $(WKG_VERSION) --locked --root $(TOOLS)
+
+## image-deps: Debian's buildah, podman, runc and mmdebstrap, to build and run the container image;
+## installed with apt when missing
+image-deps:
+	@command -v buildah >/dev/null && command -v podman >/dev/null && command -v runc >/dev/null \
+		&& command -v mmdebstrap >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq buildah podman runc mmdebstrap)
+
+# The image's name, and what its labels say. BUILD_CA_FILE: the certificates cargo trusts in the
+# build stage to download crates (this machine's, for a network whose proxy re-signs TLS); the
+# image's own are Debian's ca-certificates.
+IMAGE ?= localhost/wasm-mcp:latest
+BUILD_CA_FILE ?= /etc/ssl/certs/ca-certificates.crt
+IMAGE_VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+
+## image: the server's container image (Containerfile) as $(IMAGE): the host built from this
+## checkout in a Rust stage, then a final image of the binary, its libraries and CA certificates; the
+## stages' bases are made from Debian's packages when missing (container/bases.sh)
+image: toolchain image-deps
+	buildah bud --isolation chroot --network host \
+		--build-arg RUST_IMAGE=$$(container/bases.sh rust) \
+		--build-arg DEBIAN_IMAGE=$$(container/bases.sh debian) \
+		--build-arg BINARY=build \
+		--secret id=build-ca,src=$(BUILD_CA_FILE) \
+		--build-arg VERSION=$(IMAGE_VERSION) \
+		--build-arg REVISION=$$(git rev-parse HEAD) \
+		--build-arg CREATED=$$(date -u +%Y-%m-%dT%H:%M:%SZ) \
+		-t $(IMAGE) -f Containerfile .
 
 ## soak: many stdio and HTTP clients against real servers for SOAK_SECONDS (default 600) while
 ## plugins change; checks every response, every task, and flat memory and descriptors (not in `make test`)

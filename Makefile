@@ -92,8 +92,9 @@ $(SDK_CLIENT)/installed: tests/python/requirements.txt
 
 ## test: every test (Rust end-to-end tests, the Node clients, the conformance suites, the Python SDK
 ## client, and three replicas behind HAProxy sharing a Redis, both installed with apt when missing;
-## an OCI registry, skopeo and wkg for the registry tests)
-test: build plugins node-deps scale-deps registry-deps $(SDK_CLIENT)/installed
+## an OCI registry, skopeo and wkg for the registry tests; the container image's final stage built
+## around the release binary and run with podman)
+test: build plugins node-deps scale-deps registry-deps image-deps $(SDK_CLIENT)/installed
 	$(CARGO) test --release --workspace
 	$(CARGO) test --manifest-path sdk-guest/Cargo.toml
 	$(CARGO) test --manifest-path plugins/Cargo.toml

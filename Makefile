@@ -90,11 +90,19 @@ $(SDK_CLIENT)/installed: tests/python/requirements.txt
 	$(SDK_CLIENT)/bin/pip install --quiet --disable-pip-version-check -r $<
 	touch $@
 
+# The check of the Kubernetes manifests (kubernetes-validate's schemas, kubectl's kustomize), in a
+# venv under $(TOOLS).
+DEPLOY_CHECK := $(TOOLS)/deploy
+$(DEPLOY_CHECK)/installed: tests/deploy/requirements.txt
+	python3 -m venv $(DEPLOY_CHECK)
+	$(DEPLOY_CHECK)/bin/pip install --quiet --disable-pip-version-check -r $<
+	touch $@
+
 ## test: every test (Rust end-to-end tests, the Node clients, the conformance suites, the Python SDK
 ## client, and three replicas behind HAProxy sharing a Redis, both installed with apt when missing;
 ## an OCI registry, skopeo and wkg for the registry tests; the container image's final stage built
-## around the release binary and run with podman)
-test: build plugins node-deps scale-deps registry-deps image-deps $(SDK_CLIENT)/installed
+## around the release binary and run with podman; the Kubernetes manifests validated offline)
+test: build plugins node-deps scale-deps registry-deps image-deps $(SDK_CLIENT)/installed $(DEPLOY_CHECK)/installed
 	$(CARGO) test --release --workspace
 	$(CARGO) test --manifest-path sdk-guest/Cargo.toml
 	$(CARGO) test --manifest-path plugins/Cargo.toml
@@ -102,6 +110,7 @@ test: build plugins node-deps scale-deps registry-deps image-deps $(SDK_CLIENT)/
 	cd tests/node && ./conformance.sh
 	$(SDK_CLIENT)/bin/python tests/python/modern_client.py $(BIN) $(PLUGINS_DIR)
 	$(SDK_CLIENT)/bin/python tests/python/scale_out.py $(BIN) $(PLUGINS_DIR)
+	$(DEPLOY_CHECK)/bin/python tests/deploy/manifests.py $(BIN) $(PLUGINS_DIR)
 
 # The benchmarks are their own cargo workspace (the suite builds the official
 # Rust SDK to compare against, which the tests and lints of the root workspace

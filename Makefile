@@ -180,6 +180,8 @@ image: toolchain image-deps
 		--build-arg REVISION=$$(git rev-parse HEAD) \
 		--build-arg CREATED=$$(date -u +%Y-%m-%dT%H:%M:%SZ) \
 		-t $(IMAGE) -f Containerfile .
+	podman images --quiet --filter dangling=true --filter label=wasm-mcp.intermediate=true \
+		| xargs --no-run-if-empty podman rmi >/dev/null
 
 ## soak: many stdio and HTTP clients against real servers for SOAK_SECONDS (default 600) while
 ## plugins change; checks every response, every task, and flat memory and descriptors (not in `make test`)

@@ -54,6 +54,10 @@ fn build_image() {
     let mut base = tool(root.join("container/bases.sh").to_str().unwrap());
     base.arg("debian");
     let debian = succeeds(base).trim().to_owned();
+    // The image of an earlier run would be left untagged.
+    let mut earlier = tool("podman");
+    earlier.args(["rmi", "--ignore", IMAGE]);
+    succeeds(earlier);
     let mut build = tool("buildah");
     build
         .args(["bud", "--isolation", "chroot", "--network", "host", "--quiet"])
@@ -62,6 +66,15 @@ fn build_image() {
         .args(["--build-arg", "VERSION=test", "-t", IMAGE, "-f", "Containerfile", "."])
         .current_dir(&root);
     succeeds(build);
+    // The stages the binary came through, images of their own, are not kept.
+    let mut stages = tool("podman");
+    stages.args(["images", "--quiet", "--filter", "dangling=true"]);
+    stages.args(["--filter", "label=wasm-mcp.intermediate=true"]);
+    for stage in succeeds(stages).lines() {
+        let mut remove = tool("podman");
+        remove.args(["rmi", stage]);
+        succeeds(remove);
+    }
 }
 
 /// `podman ARGS…`, with the runtime that works here.

@@ -9,7 +9,8 @@
   in strict mode (an unknown field fails);
 - what the README promises of them holds: probes on /healthz and /readyz, a
   restricted non-root security context with a read-only root, an emptyDir for the
-  cache, the lockfile as a ConfigMap of digests mounted as the plugins directory,
+  cache, the lockfile as a ConfigMap of digests (which `wasm-mcp remove` reads)
+  mounted as the plugins directory,
   Secrets for the request-state key and the tokens, a Service, and per overlay the
   embedded store (one replica, no autoscaler, no budget) or Redis (the state
   setting naming its Service, an autoscaler on CPU, a disruption budget); every
@@ -85,7 +86,7 @@ def one(objects, kind, name=None):
     return found[0]
 
 
-def check_server(objects, overlay):
+def check_server(objects, overlay, binary):
     deployment = one(objects, "Deployment", "wasm-mcp")
     pod = deployment["spec"]["template"]
     labels = pod["metadata"]["labels"]
@@ -121,6 +122,13 @@ def check_server(objects, overlay):
     check(lock["version"] == 1 and lock["plugins"], "the lockfile names plugins")
     for name, entry in lock["plugins"].items():
         check(re.fullmatch(r"sha256:[0-9a-f]{64}", entry["digest"]), f"{name} is pinned by digest")
+    # The server reads it: `wasm-mcp remove` parses and checks it (offline) before it rewrites it.
+    with tempfile.TemporaryDirectory(prefix="wasm-mcp-lock-") as plugins_dir:
+        with open(os.path.join(plugins_dir, "plugins.lock"), "w") as f:
+            f.write(config_map["data"]["plugins.lock"])
+        name = sorted(lock["plugins"])[0]
+        removed = subprocess.run([binary, "remove", name, "--plugins", plugins_dir], capture_output=True, text=True)
+        check(removed.returncode == 0, f"the lockfile is one wasm-mcp reads: {removed.stderr}")
 
     # The Secrets, as files the flags name.
     for flag, key in [("--auth-token-file", "tokens"), ("--request-state-key", "request-state.key")]:
@@ -165,7 +173,7 @@ def main():
         objects = render(overlay)
         for obj in objects:
             validate(obj, overlay)
-        check_server(objects, overlay)
+        check_server(objects, overlay, binary)
         kinds = sorted(f"{o['kind']}/{o['metadata']['name']}" for o in objects)
         print(f"manifests.py: {overlay}: {len(objects)} objects valid for Kubernetes {KUBERNETES_VERSION}: {', '.join(kinds)}")
 

@@ -50,6 +50,15 @@ fn tool(program: &str) -> Command {
 /// Builds the image's final stage around `target/release/wasm-mcp`.
 fn build_image() {
     binary();
+    for program in ["buildah", "podman", "runc", "mmdebstrap"] {
+        let found = Command::new("sh")
+            .args(["-c", &format!("command -v {program}")])
+            .output();
+        assert!(
+            found.is_ok_and(|found| found.status.success()),
+            "{program} is not installed: run `make image-deps` (the image test needs root)"
+        );
+    }
     let root = workspace_root();
     let mut base = tool(root.join("container/bases.sh").to_str().unwrap());
     base.arg("debian");

@@ -19,7 +19,7 @@ WKG_VERSION := 0.16.1
 WKG := $(CURDIR)/$(TOOLS)/bin/wkg
 FUZZ_CI_SECONDS ?= 20
 
-.PHONY: build plugins rust-plugins run test test-rust test-node bench bench-check soak lint toolchain node-deps scale-deps registry-deps fuzz fuzz-ci fuzz-build
+.PHONY: build plugins rust-plugins run test test-rust test-node bench bench-check soak lint toolchain node-deps scale-deps registry-deps fuzz fuzz-ci fuzz-build image image-deps
 
 ## toolchain: the Rust toolchain rust-toolchain.toml pins, with its components and
 ## the plugins' target (wasm32-wasip2), installed by rustup when missing
@@ -90,10 +90,19 @@ $(SDK_CLIENT)/installed: tests/python/requirements.txt
 	$(SDK_CLIENT)/bin/pip install --quiet --disable-pip-version-check -r $<
 	touch $@
 
+# The check of the Kubernetes manifests (kubernetes-validate's schemas, kubectl's kustomize), in a
+# venv under $(TOOLS).
+DEPLOY_CHECK := $(TOOLS)/deploy
+$(DEPLOY_CHECK)/installed: tests/deploy/requirements.txt
+	python3 -m venv $(DEPLOY_CHECK)
+	$(DEPLOY_CHECK)/bin/pip install --quiet --disable-pip-version-check -r $<
+	touch $@
+
 ## test: every test (Rust end-to-end tests, the Node clients, the conformance suites, the Python SDK
 ## client, and three replicas behind HAProxy sharing a Redis, both installed with apt when missing;
-## an OCI registry, skopeo and wkg for the registry tests)
-test: build plugins node-deps scale-deps registry-deps $(SDK_CLIENT)/installed
+## an OCI registry, skopeo and wkg for the registry tests; the container image's final stage built
+## around the release binary and run with podman; the Kubernetes manifests validated offline)
+test: build plugins node-deps scale-deps registry-deps image-deps $(SDK_CLIENT)/installed $(DEPLOY_CHECK)/installed
 	$(CARGO) test --release --workspace
 	$(CARGO) test --manifest-path sdk-guest/Cargo.toml
 	$(CARGO) test --manifest-path plugins/Cargo.toml
@@ -101,6 +110,7 @@ test: build plugins node-deps scale-deps registry-deps $(SDK_CLIENT)/installed
 	cd tests/node && ./conformance.sh
 	$(SDK_CLIENT)/bin/python tests/python/modern_client.py $(BIN) $(PLUGINS_DIR)
 	$(SDK_CLIENT)/bin/python tests/python/scale_out.py $(BIN) $(PLUGINS_DIR)
+	$(DEPLOY_CHECK)/bin/python tests/deploy/manifests.py $(BIN) $(PLUGINS_DIR)
 
 # The benchmarks are their own cargo workspace (the suite builds the official
 # Rust SDK to compare against, which the tests and lints of the root workspace
@@ -142,6 +152,36 @@ registry-deps: $(WKG)
 
 $(WKG): | toolchain
 	$(CARGO) install wkg --version $(WKG_VERSION) --locked --root $(TOOLS)
+
+## image-deps: Debian's buildah, podman, runc and mmdebstrap, to build and run the container image;
+## installed with apt when missing
+image-deps:
+	@command -v buildah >/dev/null && command -v podman >/dev/null && command -v runc >/dev/null \
+		&& command -v mmdebstrap >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq buildah podman runc mmdebstrap)
+
+# The image's name, and what its labels say. BUILD_CA_FILE: the certificates cargo trusts in the
+# build stage to download crates (this machine's, for a network whose proxy re-signs TLS); the
+# image's own are Debian's ca-certificates.
+IMAGE ?= localhost/wasm-mcp:latest
+BUILD_CA_FILE ?= /etc/ssl/certs/ca-certificates.crt
+IMAGE_VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+
+## image: the server's container image (Containerfile) as $(IMAGE): the host built from this
+## checkout in a Rust stage, then a final image of the binary, its libraries and CA certificates; the
+## stages' bases are made from Debian's packages when missing (container/bases.sh)
+image: toolchain image-deps
+	buildah bud --isolation chroot --network host \
+		--build-arg RUST_IMAGE=$$(container/bases.sh rust) \
+		--build-arg DEBIAN_IMAGE=$$(container/bases.sh debian) \
+		--build-arg BINARY=build \
+		--secret id=build-ca,src=$(BUILD_CA_FILE) \
+		--build-arg VERSION=$(IMAGE_VERSION) \
+		--build-arg REVISION=$$(git rev-parse HEAD) \
+		--build-arg CREATED=$$(date -u +%Y-%m-%dT%H:%M:%SZ) \
+		-t $(IMAGE) -f Containerfile .
+	podman images --quiet --filter dangling=true --filter label=wasm-mcp.intermediate=true \
+		| xargs --no-run-if-empty podman rmi >/dev/null
 
 ## soak: many stdio and HTTP clients against real servers for SOAK_SECONDS (default 600) while
 ## plugins change; checks every response, every task, and flat memory and descriptors (not in `make test`)

@@ -13,27 +13,38 @@ use wasm_mcp::registry::lockfile::Lockfile;
 use wasm_mcp::reload::plugin_files;
 use wasm_mcp::runtime::{PluginRuntime, plugin_name};
 
-use super::{Inspection, Outcome, render_section};
+use super::{Inspection, render_section};
 
-/// Checks every plugin in `dir` with `runtime`, printing each report and the
-/// renames on stdout; a rename counts as a warning.
-pub async fn check(runtime: &PluginRuntime, registry: &Registry, dir: &Path) -> Result<Outcome> {
+/// The plugins of a directory: its files and its lockfile's entries.
+pub struct Directory {
+    /// Each plugin's inspection, the files' first.
+    pub inspections: Vec<Inspection>,
+    /// The locked plugins that could not be inspected, and why (not pulled,
+    /// or a file of the same name beside the entry).
+    pub failures: Vec<(PathBuf, String)>,
+    /// How many plugins the directory names.
+    count: usize,
+}
+
+/// Inspects every plugin in `dir` with `runtime`, pulling the locked ones
+/// the store lacks.
+pub async fn inspect(runtime: &PluginRuntime, registry: &Registry, dir: &Path) -> Result<Directory> {
     let files = plugin_files(dir).with_context(|| format!("cannot read the plugins directory {}", dir.display()))?;
     let lock = Lockfile::read(dir)?;
-    let mut outcome = Outcome::default();
-    let mut loaded = Vec::new();
+    let mut found = Directory {
+        inspections: Vec::new(),
+        failures: Vec::new(),
+        count: files.len() + lock.plugins.len(),
+    };
     for path in &files {
-        let inspection = Inspection::run(runtime, path).await?;
-        println!("{}", inspection.render());
-        outcome.add(Outcome::of(&inspection));
-        loaded.extend(inspection.plugin.ok());
+        found.inspections.push(Inspection::run(runtime, path).await?);
     }
     let locked: Vec<_> = lock.plugins.clone().into_iter().collect();
     let mut pulled = registry.pull_all(locked).await;
     for (name, locked) in &lock.plugins {
         let label = PathBuf::from(format!("{name} ({})", locked.reference));
         if files.iter().any(|path| plugin_name(path) == *name) {
-            outcome.failures.push((
+            found.failures.push((
                 label,
                 format!("{name}.wasm is in the directory too: neither is served until one of them is removed"),
             ));
@@ -42,31 +53,40 @@ pub async fn check(runtime: &PluginRuntime, registry: &Registry, dir: &Path) -> 
         match pulled.remove(name).expect("every locked plugin was pulled") {
             Ok(pulled) => {
                 let inspection = Inspection::run_pulled(runtime, dir, name, locked, pulled).await;
-                println!("{}", inspection.render());
-                outcome.add(Outcome::of(&inspection));
-                loaded.extend(inspection.plugin.ok());
+                found.inspections.push(inspection);
             }
-            Err(e) => outcome.failures.push((label, format!("{e:#}"))),
+            Err(e) => found.failures.push((label, format!("{e:#}"))),
         }
     }
-    let catalog = Catalog::build(&loaded, &Catalog::default());
-    let renames: Vec<String> = catalog.renames.iter().map(ToString::to_string).collect();
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "Directory {}: {} plugin(s), {} loading",
-        dir.display(),
-        files.len() + lock.plugins.len(),
-        loaded.len()
-    );
-    if renames.is_empty() {
+    Ok(found)
+}
+
+impl Directory {
+    /// How many plugins load, the tools and prompts renamed at start, and
+    /// how many renames there are (each a warning).
+    pub fn summary(&self, dir: &Path) -> (String, usize) {
+        let loaded: Vec<_> = self
+            .inspections
+            .iter()
+            .filter_map(|inspection| inspection.plugin.clone().ok())
+            .collect();
+        let catalog = Catalog::build(&loaded, &Catalog::default());
+        let renames: Vec<String> = catalog.renames.iter().map(ToString::to_string).collect();
+        let mut out = String::new();
         let _ = writeln!(
             out,
-            "  every tool and prompt is served under its own name (or its manifest's prefix)"
+            "Directory {}: {} plugin(s), {} loading",
+            dir.display(),
+            self.count,
+            loaded.len()
         );
+        if renames.is_empty() {
+            let _ = writeln!(
+                out,
+                "  every tool and prompt is served under its own name (or its manifest's prefix)"
+            );
+        }
+        render_section(&mut out, "Renamed at start", "!", &renames);
+        (out, renames.len())
     }
-    render_section(&mut out, "Renamed at start", "!", &renames);
-    print!("{out}");
-    outcome.warnings += renames.len();
-    Ok(outcome)
 }

@@ -6,10 +6,12 @@
 //! binary ([`component`]), so it can show them even when the plugin does not
 //! load. Given a directory, it checks every plugin in it and shows the names
 //! serving it would give them ([`directory`]). With `--strict`, a warning
-//! fails it too.
+//! fails it too. With `--network-policy`, it prints instead the Kubernetes
+//! NetworkPolicy the plugins' grants make ([`network_policy`]).
 
 pub mod component;
 mod directory;
+mod network_policy;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -39,6 +41,10 @@ pub struct CheckArgs {
     /// Fail (exit status 2) on any warning too, not only when a plugin does not load.
     #[arg(long)]
     strict: bool,
+    /// Print, instead of the report, a Kubernetes NetworkPolicy (YAML) that lets the server's pods
+    /// reach what the plugins' manifests grant (and their registries, and DNS); fails when a plugin does not load.
+    #[arg(long)]
+    network_policy: bool,
     /// Where a directory's locked plugins come from (read from the store, pulled when it lacks them).
     #[command(flatten)]
     registry: RegistryArgs,
@@ -49,21 +55,51 @@ pub struct CheckArgs {
 /// when there are warnings.
 pub async fn run(args: CheckArgs) -> Result<()> {
     let runtime = PluginRuntime::new(&Settings::default(), None)?;
-    let outcome = if args.plugin.is_dir() {
+    let (inspections, failures, directory) = if args.plugin.is_dir() {
         let (_, registry, _) = args.registry.open()?;
-        directory::check(&runtime, &registry, &args.plugin).await?
+        let mut found = directory::inspect(&runtime, &registry, &args.plugin).await?;
+        let inspections = std::mem::take(&mut found.inspections);
+        let failures = std::mem::take(&mut found.failures);
+        (inspections, failures, Some(found))
     } else {
         match Inspection::run(&runtime, &args.plugin).await {
-            Ok(inspection) => {
-                print!("{}", inspection.render());
-                Outcome::of(&inspection)
-            }
-            Err(e) => Outcome {
-                failures: vec![(args.plugin.clone(), format!("{e:#}"))],
-                ..Outcome::default()
-            },
+            Ok(inspection) => (vec![inspection], Vec::new(), None),
+            Err(e) => (Vec::new(), vec![(args.plugin.clone(), format!("{e:#}"))], None),
         }
     };
+    let mut outcome = Outcome {
+        failures,
+        ..Outcome::default()
+    };
+    if args.network_policy {
+        for inspection in &inspections {
+            outcome.add(Outcome::of(inspection));
+        }
+        if !outcome.failures.is_empty() {
+            for (path, why) in &outcome.failures {
+                eprintln!("wasm-mcp check: {} does not load: {why}", path.display());
+            }
+            eprintln!(
+                "wasm-mcp check: no NetworkPolicy printed: it would leave out what the plugins that do not load are granted; fix them first"
+            );
+            std::process::exit(1);
+        }
+        print!("{}", network_policy::render(&args.plugin, &inspections));
+        return Ok(());
+    }
+    for inspection in &inspections {
+        print!("{}", inspection.render());
+        if directory.is_some() {
+            println!();
+        }
+        outcome.add(Outcome::of(inspection));
+    }
+    if let Some(mut directory) = directory {
+        directory.inspections = inspections;
+        let (summary, renames) = directory.summary(&args.plugin);
+        print!("{summary}");
+        outcome.warnings += renames;
+    }
     for (path, why) in &outcome.failures {
         eprintln!("wasm-mcp check: {} does not load: {why}", path.display());
     }

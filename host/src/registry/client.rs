@@ -302,11 +302,7 @@ impl RegistryClient {
     /// `sha256-HEX` tag of registries without one), each bundle the
     /// referrer's layer of that media type.
     pub async fn bundles(&self, reference: &Reference, digest: &str) -> Result<Vec<String>> {
-        let subject = &Reference::with_digest(
-            reference.registry().to_owned(),
-            reference.repository().to_owned(),
-            digest.to_owned(),
-        );
+        let subject = &pinned(reference, digest);
         let credentials = &Credentials::find(reference.resolve_registry()).await?;
         self.retrying(
             subject,
@@ -318,11 +314,7 @@ impl RegistryClient {
                 let index = client.pull_referrers(subject, Some(BUNDLE_ARTIFACT_TYPE)).await?;
                 let mut bundles = Vec::new();
                 for referrer in index.manifests.iter().take(MAX_BUNDLES) {
-                    let at = Reference::with_digest(
-                        subject.registry().to_owned(),
-                        subject.repository().to_owned(),
-                        referrer.digest.clone(),
-                    );
+                    let at = pinned(subject, &referrer.digest);
                     let (json, _) = self.manifest(client, &at, credentials).await?;
                     let manifest: OciImageManifest = serde_json::from_slice(&json)
                         .map_err(|e| anyhow::anyhow!("the referrer {at} is not an OCI image manifest: {e}"))?;

@@ -421,21 +421,14 @@ impl Reloader {
     async fn load_approved_file(&self, name: &str, path: &Path) -> Result<Arc<Plugin>> {
         let (manifest, _) = crate::manifest::Manifest::for_plugin(path)?;
         let approved = self.lock.lock().expect("not poisoned").files.get(name).cloned();
-        let asks = match approved {
-            Some(file) => Grants::of(&manifest).growth(&file.approved),
-            None => anyhow::bail!(
+        let Some(file) = approved else {
+            anyhow::bail!(
                 "{} has no grants approved in {LOCKFILE}, and loose files are held to theirs (--approve-files): \
                  `wasm-mcp approve {name}` approves what its manifest asks for",
                 path.display()
-            ),
-        };
-        if !asks.is_empty() {
-            anyhow::bail!(
-                "{} asks for more than {LOCKFILE} approved for {name}: {}; `wasm-mcp approve {name}` accepts it",
-                path.display(),
-                asks.join(", ")
             );
-        }
+        };
+        within_approval(&path.display().to_string(), name, &manifest, &file.approved)?;
         self.runtime.load_with_manifest(path, manifest).await
     }
 
@@ -443,15 +436,12 @@ impl Reloader {
     async fn load_pulled(&self, name: &str, pulled: Pulled, locked: &Locked) -> Result<Arc<Plugin>> {
         let manifest = pulled.parsed_manifest(name, &self.dir, &locked.reference)?;
         if let Some(approved) = &locked.approved {
-            let asks = Grants::of(&manifest).growth(approved);
-            if !asks.is_empty() {
-                anyhow::bail!(
-                    "{}@{} asks for more than {LOCKFILE} approved for {name}: {}; `wasm-mcp approve {name}` accepts it",
-                    locked.reference,
-                    locked.digest,
-                    asks.join(", ")
-                );
-            }
+            within_approval(
+                &format!("{}@{}", locked.reference, locked.digest),
+                name,
+                &manifest,
+                approved,
+            )?;
         }
         if let Some(verdict) = &pulled.verdict {
             tracing::info!(plugin = name, digest = locked.digest, "trusted: {verdict}");
@@ -523,6 +513,19 @@ impl std::fmt::Display for Origin {
             Origin::Locked(locked) => write!(f, "{}@{}", locked.reference, locked.digest),
         }
     }
+}
+
+/// Refuses `manifest`, of plugin `name` from `what`, when it asks for more
+/// than the grants `approved` for it.
+fn within_approval(what: &str, name: &str, manifest: &crate::manifest::Manifest, approved: &Grants) -> Result<()> {
+    let asks = Grants::of(manifest).growth(approved);
+    if !asks.is_empty() {
+        anyhow::bail!(
+            "{what} asks for more than {LOCKFILE} approved for {name}: {}; `wasm-mcp approve {name}` accepts it",
+            asks.join(", ")
+        );
+    }
+    Ok(())
 }
 
 /// The refusal of the loose file `path` while `setting` asks for signed plugins only.

@@ -92,9 +92,7 @@ impl Setup {
 
     /// The manifest of the artifact `pinned` (`ADDR/REPO@sha256:HEX`), as stored.
     fn artifact_manifest(&self, pinned: &str) -> Vec<u8> {
-        let (name, digest) = pinned.split_once('@').unwrap();
-        let repository = name.strip_prefix(&format!("{}/", self.registry.addr)).unwrap();
-        let repository = repository.rsplit_once(':').map_or(repository, |(r, _)| r);
+        let (repository, digest) = repository_and_digest(&self.registry.addr, pinned);
         let response = reqwest::blocking::Client::new()
             .get(self.api(&format!("{repository}/manifests/{digest}")))
             .header("Accept", OCI_MANIFEST)
@@ -106,11 +104,9 @@ impl Setup {
 
     /// Attaches `bundle` to `pinned` as its referrer.
     fn attach(&self, pinned: &str, bundle: &str) {
-        let (name, digest) = pinned.split_once('@').unwrap();
-        let repository = name.strip_prefix(&format!("{}/", self.registry.addr)).unwrap();
-        let repository = repository.rsplit_once(':').map_or(repository, |(r, _)| r);
+        let (repository, digest) = repository_and_digest(&self.registry.addr, pinned);
         let size = self.artifact_manifest(pinned).len();
-        sigstore::attach(&self.registry.addr, repository, digest, size, bundle);
+        sigstore::attach(&self.registry.addr, &repository, &digest, size, bundle);
     }
 
     /// A bundle by `identity` over `pinned` from `instance`, attached to it; the bundle.
@@ -195,10 +191,16 @@ impl Setup {
 
 /// The repository (without the registry) and signature tag of `pinned`.
 fn signature_tag(addr: &str, pinned: &str) -> (String, String) {
+    let (repository, digest) = repository_and_digest(addr, pinned);
+    (repository, digest.replacen(':', "-", 1) + ".sig")
+}
+
+/// The repository (without the registry and tag) and digest of `pinned`.
+fn repository_and_digest(addr: &str, pinned: &str) -> (String, String) {
     let (name, digest) = pinned.split_once('@').unwrap();
     let repository = name.strip_prefix(&format!("{addr}/")).unwrap();
     let repository = repository.rsplit_once(':').map_or(repository, |(r, _)| r);
-    (repository.to_owned(), digest.replacen(':', "-", 1) + ".sig")
+    (repository.to_owned(), digest.to_owned())
 }
 
 /// Each of `replicas` withdraws the `version` tool with `list_changed`
@@ -721,44 +723,33 @@ fn a_keyless_bundle_is_checked_against_the_trusted_root_and_the_identity_the_rul
         )],
     );
 
+    // `add` refuses the bundle of `pinned`, as the trusted root does not verify it.
+    let does_not_verify = |pinned: &str, name: &str, what: &str| {
+        let stderr = fails(setup.add(plugins.path(), pinned, name));
+        assert!(
+            stderr.contains("Sigstore bundle 1: it does not verify against the trusted root"),
+            "{stderr}"
+        );
+        eprintln!("{what}: {stderr}");
+    };
     let not_trusted = case("other-authority");
     setup.sign_keyless(&instance.other_authority(), &not_trusted, RELEASE, Issue::default());
-    let stderr = fails(setup.add(plugins.path(), &not_trusted, "other-authority"));
-    assert!(
-        stderr.contains("Sigstore bundle 1: it does not verify against the trusted root"),
-        "{stderr}"
-    );
-    eprintln!("a certificate of another authority: {stderr}");
+    does_not_verify(&not_trusted, "other-authority", "a certificate of another authority");
 
     let other_logs = case("other-logs");
     setup.sign_keyless(&Sigstore::new(), &other_logs, RELEASE, Issue::default());
-    let stderr = fails(setup.add(plugins.path(), &other_logs, "other-logs"));
-    assert!(
-        stderr.contains("Sigstore bundle 1: it does not verify against the trusted root"),
-        "{stderr}"
-    );
-    eprintln!("a signature logged elsewhere: {stderr}");
+    does_not_verify(&other_logs, "other-logs", "a signature logged elsewhere");
 
     let expired = case("expired");
     setup.sign_keyless(&instance, &expired, RELEASE, Issue { expired: true });
-    let stderr = fails(setup.add(plugins.path(), &expired, "expired"));
-    assert!(
-        stderr.contains("Sigstore bundle 1: it does not verify against the trusted root"),
-        "{stderr}"
-    );
-    eprintln!("an expired certificate: {stderr}");
+    does_not_verify(&expired, "expired", "an expired certificate");
 
     let copied = case("copied");
     setup.attach(
         &copied,
         &setup.sign_keyless(&instance, &case("original"), RELEASE, Issue::default()),
     );
-    let stderr = fails(setup.add(plugins.path(), &copied, "copied"));
-    assert!(
-        stderr.contains("Sigstore bundle 1: it does not verify against the trusted root"),
-        "{stderr}"
-    );
-    eprintln!("a bundle of another artifact: {stderr}");
+    does_not_verify(&copied, "copied", "a bundle of another artifact");
 
     let tampered = case("tampered");
     let mut bundle: Value = serde_json::from_str(&instance.sign(
@@ -772,12 +763,7 @@ fn a_keyless_bundle_is_checked_against_the_trusted_root_and_the_identity_the_rul
     let flipped = if signature.starts_with('M') { "N" } else { "M" };
     bundle["messageSignature"]["signature"] = json!(format!("{flipped}{}", &signature[1..]));
     setup.attach(&tampered, &bundle.to_string());
-    let stderr = fails(setup.add(plugins.path(), &tampered, "tampered"));
-    assert!(
-        stderr.contains("Sigstore bundle 1: it does not verify against the trusted root"),
-        "{stderr}"
-    );
-    eprintln!("a tampered signature: {stderr}");
+    does_not_verify(&tampered, "tampered", "a tampered signature");
 
     let malformed = case("malformed");
     setup.attach(&malformed, "{\"mediaType\": \"not a bundle\"}");

@@ -834,6 +834,13 @@ fn loose_files_are_held_to_the_grants_approved_for_them_when_the_operator_opts_i
         single_text(server.call_tool("echo", json!({"message": "z"})).result()),
         "z"
     );
+
+    // A literal value it asks for is named, never shown, beyond the lockfile.
+    plugins.add_file("raw-echo.toml", b"[env]\nAPI_TOKEN = \"sk-not-for-clients\"\n");
+    let stderr = server.wait_for_stderr("the variable refused", |stderr| {
+        stderr.contains("asks for more than plugins.lock approved for raw-echo: + env API_TOKEN = a literal value")
+    });
+    assert!(!stderr.contains("sk-not-for-clients"), "{stderr}");
     server.shutdown();
 }
 

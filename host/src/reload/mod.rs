@@ -40,6 +40,7 @@ use crate::registry::{Pulled, Registry};
 use crate::runtime::{PluginRuntime, plugin_name};
 use crate::session::Hub;
 use crate::trust::Grants;
+use crate::trust::grants::redacted;
 
 mod policy_watch;
 mod revocations;
@@ -201,7 +202,8 @@ impl Reloader {
                 .iter()
                 .filter_map(|(name, locked)| {
                     let pending = locked.pending.as_ref()?;
-                    Some((name.clone(), (pending.digest.clone(), pending.asks.clone())))
+                    let asks = pending.asks.iter().map(|ask| redacted(ask)).collect();
+                    Some((name.clone(), (pending.digest.clone(), asks)))
                 })
                 .collect(),
         );
@@ -522,7 +524,7 @@ fn within_approval(what: &str, name: &str, manifest: &crate::manifest::Manifest,
     if !asks.is_empty() {
         anyhow::bail!(
             "{what} asks for more than {LOCKFILE} approved for {name}: {}; `wasm-mcp approve {name}` accepts it",
-            asks.join(", ")
+            asks.iter().map(|ask| redacted(ask)).collect::<Vec<_>>().join(", ")
         );
     }
     Ok(())

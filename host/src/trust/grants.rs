@@ -90,6 +90,18 @@ impl Grants {
     }
 }
 
+/// A grant or growth line as shown beyond the operator's own lockfile and
+/// terminal (the status page, the log, clients): a literal environment value
+/// replaced by the words "a literal value", as the status page shows variables
+/// by name only.
+pub fn redacted(line: &str) -> String {
+    let env = line.strip_prefix("+ ").unwrap_or(line);
+    match env.strip_prefix("env ").and_then(|rest| rest.split_once(" = \"")) {
+        Some((name, _)) => format!("{}env {name} = a literal value", &line[..line.len() - env.len()]),
+        None => line.to_owned(),
+    }
+}
+
 /// Records the limits `settings` sets, each under `prefix` + its name.
 fn set_limits(limits: &mut BTreeMap<String, f64>, prefix: &str, settings: &LimitSettings) {
     let set = [
@@ -157,5 +169,16 @@ mod tests {
         // A limit no approval set is held to the built-in default.
         let above_default = grants("[limits]\ntimeout_secs = 31\n");
         assert_eq!(above_default.growth(&Grants::default()).len(), 1);
+    }
+
+    #[test]
+    fn a_literal_value_is_not_shown_beyond_the_lockfile() {
+        assert_eq!(redacted("+ env TOKEN = \"sk-123\""), "+ env TOKEN = a literal value");
+        assert_eq!(redacted("env TOKEN = \"sk-123\""), "env TOKEN = a literal value");
+        assert_eq!(
+            redacted("+ env HOME_DIR = the host's HOME"),
+            "+ env HOME_DIR = the host's HOME"
+        );
+        assert_eq!(redacted("+ network example.org:443"), "+ network example.org:443");
     }
 }

@@ -6,6 +6,12 @@
 //! for each plugin call and each round trip to the client; they leave over
 //! OTLP/HTTP (protobuf) in batches, off the request path.
 //!
+//! The spans are made with the OpenTelemetry API itself, not through
+//! `tracing`: a span is a [`Traced`] context that the work it covers runs in
+//! ([`within`]), and a child is made from the context current there. Nothing
+//! else is built per span (no subscriber registry, no field visitor), and the
+//! log never sees them.
+//!
 //! Without an endpoint nothing is built and [`enabled`] is false: no span is
 //! made and nothing runs. Arguments and results are never recorded.
 //!
@@ -17,30 +23,26 @@
 //! round trips and task, so a ratio of 0.01 costs close to nothing. The
 //! exporter's own sampler then keeps every span it is given.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::future::Future;
 use std::sync::OnceLock;
 
-use anyhow::{Context, Result};
-use opentelemetry::propagation::TextMapPropagator;
-use opentelemetry::trace::TracerProvider as _;
+use anyhow::{Context as _, Result};
+use opentelemetry::propagation::{Extractor, TextMapPropagator};
+use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer, TracerProvider as _};
+use opentelemetry::{Context, KeyValue};
 use opentelemetry_otlp::{SpanExporter, WithExportConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
-use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
-use tracing::Span;
-use tracing::field::Empty;
-use tracing_opentelemetry::OpenTelemetrySpanExt;
-use tracing_subscriber::Layer;
-use tracing_subscriber::filter::Targets;
-use tracing_subscriber::registry::LookupSpan;
+use opentelemetry_sdk::trace::{Sampler, SdkTracer, SdkTracerProvider};
 
-/// The log filter's directive that keeps the exporter's spans out of the
-/// log (they are made under this module's target, and carry nothing a log
-/// line needs).
-pub const NOT_LOGGED: &str = "wasm_mcp::telemetry=off";
+/// The tracer and which requests it traces; set once, when an exporter is built.
+static TRACING: OnceLock<Tracing> = OnceLock::new();
 
-/// Which requests are traced; set once, when an exporter is built.
-static SAMPLING: OnceLock<Sampling> = OnceLock::new();
+struct Tracing {
+    sampling: Sampling,
+    tracer: SdkTracer,
+}
 
 /// Which requests get a span: those under a client's trace as its sampled
 /// flag says (when `parent_based`), the others with probability `ratio`.
@@ -102,13 +104,7 @@ fn sampled_flag(traceparent: &str) -> Option<bool> {
 
 /// Whether spans are exported (an endpoint is configured).
 pub fn enabled() -> bool {
-    SAMPLING.get().is_some()
-}
-
-/// Whether a request under the client's `traceparent` gets a span: false
-/// when no endpoint is configured or the sampler leaves it out.
-fn sampled(traceparent: Option<&str>) -> bool {
-    SAMPLING.get().is_some_and(|sampling| sampling.keeps(traceparent))
+    TRACING.get().is_some()
 }
 
 /// The exporter while it runs; dropping it sends what is still buffered.
@@ -139,12 +135,14 @@ fn endpoint(flag: Option<&str>) -> Option<Option<String>> {
     (set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") || set("OTEL_EXPORTER_OTLP_ENDPOINT")).then_some(None)
 }
 
-/// The layer that exports the host's spans, and the exporter to keep while
-/// serving; none when no endpoint is configured.
-pub fn exporter<S>(flag: Option<&str>) -> Result<Option<(impl Layer<S>, Traces)>>
-where
-    S: tracing::Subscriber + for<'span> LookupSpan<'span>,
-{
+/// Starts exporting the host's spans, and returns the exporter to keep
+/// while serving; none when no endpoint is configured.
+///
+/// # Errors
+///
+/// When the sampler variables say something this server does not know, or
+/// the exporter cannot be set up.
+pub fn exporter(flag: Option<&str>) -> Result<Option<Traces>> {
     let Some(url) = endpoint(flag) else { return Ok(None) };
     let sampling = Sampling::from_env(
         std::env::var("OTEL_TRACES_SAMPLER").ok().as_deref(),
@@ -160,27 +158,32 @@ where
     if std::env::var_os("OTEL_SERVICE_NAME").is_none() {
         resource = resource.with_service_name("wasm-mcp");
     }
-    // The decision is taken before a span is built (`sampled`): the
-    // exporter keeps what it is given.
+    // The decision is taken before a span is built (`Sampling::keeps`):
+    // the exporter keeps what it is given.
     let provider = SdkTracerProvider::builder()
         .with_sampler(Sampler::AlwaysOn)
         .with_batch_exporter(exporter)
         .with_resource(resource.build())
         .build();
-    // Only what the spans say themselves: no source location, thread, target
-    // or busy/idle time (attributes and clock reads on every span and every
-    // poll), and no OpenTelemetry context made current on entry (nothing
-    // here reads it: a child finds its parent through `tracing`).
-    let layer = tracing_opentelemetry::layer()
-        .with_location(false)
-        .with_threads(false)
-        .with_target(false)
-        .with_tracked_inactivity(false)
-        .with_context_activation(false)
-        .with_tracer(provider.tracer("wasm-mcp"))
-        .with_filter(Targets::new().with_target("wasm_mcp::telemetry", tracing::Level::INFO));
-    let _ = SAMPLING.set(sampling);
-    Ok(Some((layer, Traces(provider))))
+    let tracer = provider.tracer("wasm-mcp");
+    let _ = TRACING.set(Tracing { sampling, tracer });
+    Ok(Some(Traces(provider)))
+}
+
+/// A span being recorded, as the context the work it covers runs in (see
+/// [`within`]); it ends when the last clone of it is dropped.
+#[derive(Clone)]
+pub struct Traced(Context);
+
+/// Runs `work` inside `traced` (the spans made in it are its children), or
+/// as it is when it is not traced.
+pub async fn within<F: Future>(traced: Option<Traced>, work: F) -> F::Output {
+    // Here only: its `with_context` is on every type, as anyhow's is on results.
+    use opentelemetry::trace::FutureExt;
+    match traced {
+        Some(Traced(context)) => work.with_context(context).await,
+        None => work.await,
+    }
 }
 
 /// What names a request's span.
@@ -195,135 +198,183 @@ pub struct RequestSpan<'a> {
     pub tracestate: Option<&'a str>,
 }
 
+/// The client's trace context, as the W3C propagator reads it.
+struct ClientTrace<'a> {
+    traceparent: &'a str,
+    tracestate: Option<&'a str>,
+}
+
+impl Extractor for ClientTrace<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        match key {
+            "traceparent" => Some(self.traceparent),
+            "tracestate" => self.tracestate,
+            _ => None,
+        }
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        vec!["traceparent", "tracestate"]
+    }
+}
+
 /// The span of a request: none unless traces are exported and the sampler
 /// keeps it, decided first, before anything of the span is built.
-pub fn request(request: RequestSpan<'_>) -> Option<Span> {
-    if !sampled(request.traceparent) {
+pub fn request(request: RequestSpan<'_>) -> Option<Traced> {
+    let tracing = TRACING.get()?;
+    if !tracing.sampling.keeps(request.traceparent) {
         return None;
     }
     let name = match request.target {
         Some(target) => format!("{} {target}", request.method),
         None => request.method.to_owned(),
     };
-    let (tool, prompt, uri) = match request.method {
-        "tools/call" => (request.target, None, None),
-        "prompts/get" => (None, request.target, None),
-        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => (None, None, request.target),
-        _ => (None, None, None),
-    };
-    let span = tracing::info_span!(
-        target: "wasm_mcp::telemetry",
-        "request",
-        otel.name = name,
-        otel.kind = "server",
-        otel.status_code = Empty,
-        mcp.method.name = request.method,
-        mcp.protocol.version = request.version,
-        gen_ai.tool.name = tool,
-        gen_ai.prompt.name = prompt,
-        mcp.resource.uri = uri,
-        gen_ai.operation.name = tool.map(|_| "execute_tool"),
-        jsonrpc.request.id = request.id,
-        network.transport = crate::metrics::METRICS.transport(),
-        error.type = Empty,
-    );
-    if let Some(traceparent) = request.traceparent {
-        let mut carrier = HashMap::from([("traceparent".to_owned(), traceparent.to_owned())]);
-        if let Some(tracestate) = request.tracestate {
-            carrier.insert("tracestate".to_owned(), tracestate.to_owned());
+    let mut attributes = Vec::with_capacity(7);
+    attributes.push(KeyValue::new("mcp.method.name", request.method));
+    attributes.push(KeyValue::new("mcp.protocol.version", request.version));
+    if let Some(target) = request.target {
+        match request.method {
+            "tools/call" => {
+                attributes.push(KeyValue::new("gen_ai.tool.name", target.to_owned()));
+                attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
+            }
+            "prompts/get" => attributes.push(KeyValue::new("gen_ai.prompt.name", target.to_owned())),
+            "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
+                attributes.push(KeyValue::new("mcp.resource.uri", target.to_owned()));
+            }
+            _ => {}
         }
-        let _ = span.set_parent(TraceContextPropagator::new().extract(&carrier));
     }
-    Some(span)
+    attributes.push(KeyValue::new("jsonrpc.request.id", request.id.to_owned()));
+    attributes.push(KeyValue::new("network.transport", crate::metrics::METRICS.transport()));
+    let parent = match request.traceparent {
+        Some(traceparent) => TraceContextPropagator::new().extract_with_context(
+            &Context::new(),
+            &ClientTrace {
+                traceparent,
+                tracestate: request.tracestate,
+            },
+        ),
+        None => Context::new(),
+    };
+    let span = tracing
+        .tracer
+        .span_builder(name)
+        .with_kind(SpanKind::Server)
+        .with_attributes(attributes)
+        .start_with_context(&tracing.tracer, &parent);
+    Some(Traced(parent.with_span(span)))
 }
 
-/// Whether the code running now is inside a traced request: a child span is
-/// made only there, never as a root of its own.
-fn traced_here() -> bool {
-    enabled() && !Span::current().is_none()
+/// A child of the span current here, named `name`: none unless the code
+/// runs inside a traced request (a child is never a root of its own).
+fn child(name: Cow<'static, str>, kind: SpanKind, attributes: Vec<KeyValue>) -> Option<Traced> {
+    let tracing = TRACING.get()?;
+    Context::map_current(|current| {
+        current.has_active_span().then(|| {
+            let span = tracing
+                .tracer
+                .span_builder(name)
+                .with_kind(kind)
+                .with_attributes(attributes)
+                .start_with_context(&tracing.tracer, current);
+            Traced(current.with_span(span))
+        })
+    })
 }
 
-/// Marks `span` as ended with `error` (a JSON-RPC code, or `tool_error`).
-pub fn failed(span: &Span, error: &str) {
-    span.record("error.type", error);
-    span.record("otel.status_code", "ERROR");
+/// Records `attributes` on the span current here, and an error status when
+/// `failed`; nothing outside a traced request.
+fn record_here(attributes: impl IntoIterator<Item = KeyValue>, failed: bool) {
+    if !enabled() {
+        return;
+    }
+    Context::map_current(|current| {
+        if !current.has_active_span() {
+            return;
+        }
+        let span = current.span();
+        span.set_attributes(attributes);
+        if failed {
+            span.set_status(Status::error(""));
+        }
+    });
+}
+
+/// Marks `traced` as ended with `error` (a JSON-RPC code, or `tool_error`).
+pub fn failed(traced: &Traced, error: &str) {
+    let span = traced.0.span();
+    span.set_attribute(KeyValue::new("error.type", error.to_owned()));
+    span.set_status(Status::error(""));
 }
 
 /// The span of one call into `plugin` (the version `sha256`), a child of
 /// the current one; [`plugin_call_ended`] fills in what it used.
-pub fn plugin_call(plugin: &str, sha256: &str, what: &'static str) -> Span {
-    if !traced_here() {
-        return Span::none();
+pub fn plugin_call(plugin: &str, sha256: &str, what: &'static str) -> Option<Traced> {
+    if !enabled() {
+        return None;
     }
-    tracing::info_span!(
-        target: "wasm_mcp::telemetry",
-        "plugin call",
-        otel.name = format!("plugin {plugin} {what}"),
-        otel.status_code = Empty,
-        wasm_mcp.plugin = plugin,
-        wasm_mcp.plugin.sha256 = sha256,
-        wasm_mcp.call = what,
-        wasm_mcp.fuel_used = Empty,
-        wasm_mcp.peak_memory_bytes = Empty,
-        wasm_mcp.wall_ms = Empty,
-        wasm_mcp.outcome = Empty,
-        wasm_mcp.limit = Empty,
+    child(
+        format!("plugin {plugin} {what}").into(),
+        SpanKind::Internal,
+        vec![
+            KeyValue::new("wasm_mcp.plugin", plugin.to_owned()),
+            KeyValue::new("wasm_mcp.plugin.sha256", sha256.to_owned()),
+            KeyValue::new("wasm_mcp.call", what),
+        ],
     )
 }
 
 /// What the call of the current plugin-call span used, and how it ended
 /// (`limit`: the limit that stopped it).
-pub fn plugin_call_ended(fuel: u64, peak_memory: usize, wall_ms: f64, outcome: &str, limit: Option<&str>) {
-    if !enabled() {
-        return;
-    }
-    let span = Span::current();
-    span.record("wasm_mcp.fuel_used", fuel);
-    span.record("wasm_mcp.peak_memory_bytes", peak_memory as u64);
-    span.record("wasm_mcp.wall_ms", wall_ms);
-    span.record("wasm_mcp.outcome", outcome);
-    if let Some(limit) = limit {
-        span.record("wasm_mcp.limit", limit);
-    }
-    if outcome != "ok" {
-        span.record("otel.status_code", "ERROR");
-    }
+pub fn plugin_call_ended(
+    fuel: u64,
+    peak_memory: usize,
+    wall_ms: f64,
+    outcome: &'static str,
+    limit: Option<&'static str>,
+) {
+    let used = [
+        KeyValue::new("wasm_mcp.fuel_used", i64::try_from(fuel).unwrap_or(i64::MAX)),
+        KeyValue::new(
+            "wasm_mcp.peak_memory_bytes",
+            i64::try_from(peak_memory).unwrap_or(i64::MAX),
+        ),
+        KeyValue::new("wasm_mcp.wall_ms", wall_ms),
+        KeyValue::new("wasm_mcp.outcome", outcome),
+    ];
+    let limit = limit.map(|limit| KeyValue::new("wasm_mcp.limit", limit));
+    record_here(used.into_iter().chain(limit), outcome != "ok");
 }
 
 /// The span of a task's lifetime, from its creation to its end, a child of
 /// the request that created it; [`task_ended`] says how it ended.
-pub fn task(id: &str) -> Span {
-    if !traced_here() {
-        return Span::none();
+pub fn task(id: &str) -> Option<Traced> {
+    if !enabled() {
+        return None;
     }
-    tracing::info_span!(
-        target: "wasm_mcp::telemetry",
-        "task",
-        otel.name = "task",
-        wasm_mcp.task.id = id,
-        wasm_mcp.task.status = Empty,
+    child(
+        "task".into(),
+        SpanKind::Internal,
+        vec![KeyValue::new("wasm_mcp.task.id", id.to_owned())],
     )
 }
 
 /// The task of the current task span ended with `status`.
-pub fn task_ended(status: &str) {
-    if enabled() {
-        Span::current().record("wasm_mcp.task.status", status);
-    }
+pub fn task_ended(status: &'static str) {
+    record_here([KeyValue::new("wasm_mcp.task.status", status)], false);
 }
 
 /// The span of a request the server sends the client (sampling,
 /// elicitation, roots, ping), a child of the current one.
-pub fn client_round_trip(method: &str) -> Span {
-    if !traced_here() {
-        return Span::none();
+pub fn client_round_trip(method: &str) -> Option<Traced> {
+    if !enabled() {
+        return None;
     }
-    tracing::info_span!(
-        target: "wasm_mcp::telemetry",
-        "client request",
-        otel.name = format!("{method} (to the client)"),
-        otel.kind = "client",
-        mcp.method.name = method,
+    child(
+        format!("{method} (to the client)").into(),
+        SpanKind::Client,
+        vec![KeyValue::new("mcp.method.name", method.to_owned())],
     )
 }
 

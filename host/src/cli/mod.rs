@@ -81,22 +81,18 @@ pub fn run() -> Result<()> {
         Command::Serve(_) => "info",
         _ => "warn",
     };
-    // The spans made for the trace exporter are not the log's: left to it,
-    // it would render the fields of each into text as it is made.
-    let filter = EnvFilter::try_from_env("WASM_MCP_LOG")
-        .unwrap_or_else(|_| EnvFilter::new(default_level))
-        .add_directive(wasm_mcp::telemetry::NOT_LOGGED.parse()?);
+    let filter = EnvFilter::try_from_env("WASM_MCP_LOG").unwrap_or_else(|_| EnvFilter::new(default_level));
     let log = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .with_filter(filter);
     // Traces only for a server with an OTLP endpoint; kept (and flushed at
     // the end) for as long as it serves.
-    let (traces, _exporting) = match &cli.command {
-        Command::Serve(args) => wasm_mcp::telemetry::exporter(args.otlp_endpoint())?.unzip(),
-        _ => (None, None),
+    let _exporting = match &cli.command {
+        Command::Serve(args) => wasm_mcp::telemetry::exporter(args.otlp_endpoint())?,
+        _ => None,
     };
-    tracing_subscriber::registry().with(log).with(traces).init();
+    tracing_subscriber::registry().with(log).init();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let result = match cli.command {
         Command::Serve(args) => runtime.block_on(serve::run(args)),

@@ -12,7 +12,6 @@ use std::sync::Arc;
 
 use anyhow::{Result, bail};
 use tokio::sync::Semaphore;
-use tracing::Instrument;
 use wasmtime::component::{Component, Linker};
 
 use crate::call::{Call, CallError, CallScope, CallState, MemoryBudget, Turn};
@@ -74,14 +73,13 @@ pub struct Plugin {
 macro_rules! call_export {
     ($plugin:expr, $scope:expr, $limits:expr, $indices:expr, $what:expr, $method:ident($($arg:expr),*)) => {{
         let span = telemetry::plugin_call(&$plugin.name, &$plugin.sha256, $what);
-        async {
+        telemetry::within(span, async {
             let mut call = $plugin.start($scope, $limits).await?;
             let result = call
                 .run($indices, async |guest, store| guest.$method(store $(, $arg)*).await)
                 .await;
             $plugin.end(call, $what, result)
-        }
-        .instrument(span)
+        })
         .await
     }};
 }

@@ -5,13 +5,11 @@
 
 use std::time::Instant;
 
-use tracing::Span;
-
 use super::Answer;
 use crate::metrics::{METRICS, Operation};
 use crate::protocol::envelope::{Target, TraceContext};
 use crate::protocol::{Method, RequestId};
-use crate::telemetry::{self, RequestSpan};
+use crate::telemetry::{self, RequestSpan, Traced};
 
 /// A request being served.
 pub struct Served {
@@ -23,7 +21,7 @@ pub struct Served {
     target: Option<String>,
     started: Instant,
     /// The request's span, when traces are exported.
-    span: Option<Span>,
+    span: Option<Traced>,
 }
 
 impl Served {
@@ -59,7 +57,7 @@ impl Served {
     }
 
     /// The request's span, if it has one.
-    pub fn span(&self) -> Option<&Span> {
+    pub fn span(&self) -> Option<&Traced> {
         self.span.as_ref()
     }
 

@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
-use tracing::Instrument;
 
 use super::mrtr::Exchange;
 use super::outbound::Key;
@@ -90,9 +89,11 @@ impl Session {
         };
         self.send(jsonrpc::request(number, method, params), related.cloned());
         let timeout = self.hub.config.client_timeout();
-        let answer = tokio::time::timeout(timeout, receiver)
-            .instrument(telemetry::client_round_trip(method))
-            .await;
+        let answer = telemetry::within(
+            telemetry::client_round_trip(method),
+            tokio::time::timeout(timeout, receiver),
+        )
+        .await;
         guard.answered = answer.is_ok();
         match answer {
             Ok(Ok(Ok(result))) => Ok(result),

@@ -42,6 +42,7 @@ use crate::protocol::{Envelope, Incoming, LogLevel, Method, RequestId, RpcError}
 use crate::request::{Answer, AnswerKind, Reply, Served};
 use crate::settings;
 use crate::tasks::{Task, TaskSettings, TaskStore};
+use crate::telemetry;
 use capabilities::ClientCapabilities;
 use client::PendingClientRequests;
 use listen::Listens;
@@ -307,17 +308,18 @@ impl Session {
             in_flight.insert(id.clone(), token.clone());
         }
         let session = self.clone();
-        let traced = served.span().cloned().or_else(|| {
-            trace.map(|trace| {
-                let client = match &era {
-                    Era::Modern(request) => request.meta.client_name.as_deref(),
-                    Era::Legacy => None,
-                };
-                tracing::info_span!(
-                    "request", %id, method = method.name(), traceparent = trace.traceparent.as_str(),
-                    tracestate = trace.tracestate.as_deref(), client
-                )
-            })
+        let traced = served.span().cloned();
+        // Without a span of its own, a request under the client's trace
+        // still names it in the log lines it leaves.
+        let logged = trace.filter(|_| traced.is_none()).map(|trace| {
+            let client = match &era {
+                Era::Modern(request) => request.meta.client_name.as_deref(),
+                Era::Legacy => None,
+            };
+            tracing::info_span!(
+                "request", %id, method = method.name(), traceparent = trace.traceparent.as_str(),
+                tracestate = trace.tracestate.as_deref(), client
+            )
         });
         let running = async move {
             let outcome = match conversation {
@@ -353,7 +355,8 @@ impl Session {
                 },
             }
         };
-        match traced {
+        let running = telemetry::within(traced, running);
+        match logged {
             Some(span) => self.running.spawn(running.instrument(span)),
             None => self.running.spawn(running),
         };

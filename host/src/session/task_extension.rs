@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
-use tracing::Instrument;
 
 use super::Session;
 use super::hub::Hub;
@@ -46,7 +45,7 @@ impl Session {
         let span = telemetry::task(&task.id);
         self.hub
             .task_runs
-            .spawn(run(self.hub.clone(), task, detached).instrument(span));
+            .spawn(telemetry::within(span, run(self.hub.clone(), task, detached)));
         Ok(created)
     }
 

@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tracing::Instrument;
 
 use super::Session;
 use super::outbound::Key;
@@ -52,38 +51,33 @@ impl Session {
         let session = self.clone();
         let running = task.clone();
         let span = telemetry::task(&task.id);
-        self.running.spawn(
-            async move {
-                let outcome = tokio::select! {
-                    outcome = call.run(scope) => Some(outcome),
-                    _ = running.cancel.cancelled() => None,
-                    // A task still running when its ttl runs out is stopped, even
-                    // if the client never touches the store again.
-                    _ = tokio::time::sleep_until(running.expires_at().into()) => {
-                        session.task_store.purge();
-                        None
-                    }
-                };
-                let ended = match outcome {
-                    Some(Ok(ToolOutcome::Failed { result, message })) => {
-                        running.finish(Status::Failed, message, Some(Ok(result)))
-                    }
-                    Some(Ok(ToolOutcome::Crashed { result, error })) => {
-                        running.finish(Status::Failed, Some(error.message), Some(Ok(result)))
-                    }
-                    Some(Ok(ToolOutcome::Completed(result))) => {
-                        running.finish(Status::Completed, None, Some(Ok(result)))
-                    }
-                    Some(Err(error)) => running.finish(Status::Failed, Some(error.message.clone()), Some(Err(error))),
-                    None => running.finish(Status::Cancelled, Some("cancelled".into()), None),
-                };
-                telemetry::task_ended(running.status().as_str());
-                if ended {
-                    session.announce_task(&running);
+        self.running.spawn(telemetry::within(span, async move {
+            let outcome = tokio::select! {
+                outcome = call.run(scope) => Some(outcome),
+                _ = running.cancel.cancelled() => None,
+                // A task still running when its ttl runs out is stopped, even
+                // if the client never touches the store again.
+                _ = tokio::time::sleep_until(running.expires_at().into()) => {
+                    session.task_store.purge();
+                    None
                 }
+            };
+            let ended = match outcome {
+                Some(Ok(ToolOutcome::Failed { result, message })) => {
+                    running.finish(Status::Failed, message, Some(Ok(result)))
+                }
+                Some(Ok(ToolOutcome::Crashed { result, error })) => {
+                    running.finish(Status::Failed, Some(error.message), Some(Ok(result)))
+                }
+                Some(Ok(ToolOutcome::Completed(result))) => running.finish(Status::Completed, None, Some(Ok(result))),
+                Some(Err(error)) => running.finish(Status::Failed, Some(error.message.clone()), Some(Err(error))),
+                None => running.finish(Status::Cancelled, Some("cancelled".into()), None),
+            };
+            telemetry::task_ended(running.status().as_str());
+            if ended {
+                session.announce_task(&running);
             }
-            .instrument(span),
-        );
+        }));
         Ok(json!({ "task": task.to_json() }))
     }
 

@@ -12,6 +12,9 @@
 //! picks HTTP/2 or HTTP/1.1. A call's requests to one origin share
 //! connections ([`Pool`]); every wait is bounded by the request's timeouts
 //! and by what is left of the call's deadline.
+//!
+//! A rule limited to methods or path prefixes is held to every request,
+//! on a kept connection too.
 
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
@@ -29,9 +32,9 @@ use tokio::time::{Instant, Sleep};
 use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
+use super::network::{Channel, HttpRequest, NetworkPolicy};
 use super::pool::{Origin, Pool, Sender};
 use super::tls::{self, Failure, TlsTrust, Watched};
-use super::{Channel, NetworkPolicy};
 use crate::metrics::METRICS;
 
 /// Bounds a connect (with the TLS and HTTP handshakes) when the guest sets none.
@@ -158,14 +161,20 @@ impl Exchange {
             port: authority.port_u16().unwrap_or(if tls { 443 } else { 80 }),
         };
         let target = format!("{}://{authority}", if tls { "https" } else { "http" });
+        let method = request.method().clone();
+        let path = uri.path_and_query().map_or("/", |p| p.as_str());
+        let line = HttpRequest {
+            method: method.as_str(),
+            path,
+        };
 
         let host = request.headers().get(http::header::HOST).cloned();
-        let mut idle = self.idle_connection(&origin).await;
+        let mut idle = self.idle_connection(&origin, line, &target).await?;
         let (sender, response) = loop {
             let reused = idle.is_some();
             let mut sender = match idle.take() {
                 Some(sender) => sender,
-                None => self.connect(&origin, &target).await?,
+                None => self.connect(&origin, &target, line).await?,
             };
             shape(&mut request, &uri, host.as_ref(), &sender)?;
             if let Some(shared) = sender.share() {
@@ -198,25 +207,48 @@ impl Exchange {
         Ok((response, io))
     }
 
-    /// An open connection to `origin` from an earlier request of the call, ready for this one.
-    async fn idle_connection(&self, origin: &Origin) -> Option<Sender> {
+    /// An open connection to `origin` from an earlier request of the call,
+    /// ready for this one, which rules limited to methods or paths must
+    /// grant on that connection's address too.
+    async fn idle_connection(
+        &self,
+        origin: &Origin,
+        line: HttpRequest<'_>,
+        target: &str,
+    ) -> Result<Option<Sender>, Error> {
         while let Some(mut sender) = self.pool.take(origin) {
             if let Ok(true) = tokio::time::timeout(self.waits.connect(), sender.ready()).await {
-                return Some(sender);
+                if self.policy.limits_requests() {
+                    let channel = if origin.tls { Channel::Tls } else { Channel::Plain };
+                    let by_name = origin.host.parse::<IpAddr>().is_err() && !origin.host.starts_with('[');
+                    let granted = match by_name {
+                        true => self.policy.grants_name(&origin.host, origin.port, channel, Some(line)),
+                        false => Ok(()),
+                    };
+                    let granted = match granted {
+                        Ok(()) => self.policy.allows(sender.peer(), channel, Some(line)).await,
+                        refused => refused,
+                    };
+                    if let Err(why) = granted {
+                        self.pool.put(origin.clone(), sender);
+                        return Err(self.refuse(target, &why, Error::HttpRequestDenied));
+                    }
+                }
+                return Ok(Some(sender));
             }
         }
-        None
+        Ok(None)
     }
 
-    /// A new connection to `origin`, to an address the grants allow.
-    async fn connect(&self, origin: &Origin, target: &str) -> Result<Sender, Error> {
+    /// A new connection to `origin`, to an address the grants allow for `line`.
+    async fn connect(&self, origin: &Origin, target: &str, line: HttpRequest<'_>) -> Result<Sender, Error> {
         let channel = if origin.tls { Channel::Tls } else { Channel::Plain };
         let host = origin.host.as_str();
         let port = origin.port;
         let addrs: Vec<SocketAddr> = match host.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>() {
             Ok(ip) => vec![SocketAddr::new(ip, port)],
             Err(_) => {
-                if let Err(why) = self.policy.grants_name(host, port, channel) {
+                if let Err(why) = self.policy.grants_name(host, port, channel, Some(line)) {
                     return Err(self.refuse(target, &why, Error::HttpRequestDenied));
                 }
                 match tokio::net::lookup_host((host, port)).await {
@@ -235,7 +267,7 @@ impl Exchange {
         let mut allowed = Vec::new();
         let mut refusal = None;
         for addr in addrs {
-            match self.policy.allows(addr, channel).await {
+            match self.policy.allows(addr, channel, Some(line)).await {
                 Ok(()) => allowed.push(addr),
                 Err(why) => refusal = refusal.or(Some(format!("{addr}: {why}"))),
             }
@@ -249,7 +281,7 @@ impl Exchange {
         let mut stream = Err(Error::ConnectionRefused);
         for addr in allowed {
             stream = match tokio::time::timeout_at(deadline, TcpStream::connect(addr)).await {
-                Ok(Ok(stream)) => Ok(stream),
+                Ok(Ok(stream)) => Ok((stream, addr)),
                 Ok(Err(e)) => Err(Error::Connect(e)),
                 Err(_) => Err(Error::ConnectionTimeout),
             };
@@ -257,10 +289,10 @@ impl Exchange {
                 break;
             }
         }
-        let stream = stream?;
+        let (stream, peer) = stream?;
         let handshakes = async {
             if !origin.tls {
-                return self.handshake(stream, false, Failure::default()).await;
+                return self.handshake(stream, peer, false, Failure::default()).await;
             }
             let name = tls::server_name(host)?;
             let connector = tokio_rustls::TlsConnector::from(self.tls.config());
@@ -268,7 +300,8 @@ impl Exchange {
                 Ok(stream) => {
                     let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
                     let failure = Failure::default();
-                    self.handshake(Watched::new(stream, failure.clone()), h2, failure).await
+                    self.handshake(Watched::new(stream, failure.clone()), peer, h2, failure)
+                        .await
                 }
                 Err(e) => {
                     let (code, why) = tls::handshake_error(&e);
@@ -281,9 +314,9 @@ impl Exchange {
             .map_err(|_| Error::ConnectionTimeout)?
     }
 
-    /// The HTTP handshake on a new connection, whose driver the pool then
-    /// runs; `tls_failure` is where its TLS stream keeps a failure.
-    async fn handshake<S>(&self, stream: S, h2: bool, tls_failure: Failure) -> Result<Sender, Error>
+    /// The HTTP handshake on a new connection to `peer`, whose driver the
+    /// pool then runs; `tls_failure` is where its TLS stream keeps a failure.
+    async fn handshake<S>(&self, stream: S, peer: SocketAddr, h2: bool, tls_failure: Failure) -> Result<Sender, Error>
     where
         S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
     {
@@ -293,13 +326,13 @@ impl Exchange {
             self.pool.drive(async move {
                 let _ = connection.await;
             });
-            Ok(Sender::http2(sender, tls_failure))
+            Ok(Sender::http2(sender, peer, tls_failure))
         } else {
             let (sender, connection) = http1::handshake(io).await?;
             self.pool.drive(async move {
                 let _ = connection.await;
             });
-            Ok(Sender::http1(sender, tls_failure))
+            Ok(Sender::http1(sender, peer, tls_failure))
         }
     }
 }

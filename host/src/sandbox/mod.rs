@@ -9,6 +9,7 @@
 //! requests through [`http`], over TLS the host verifies with [`TlsTrust`]).
 
 pub mod dns;
+mod host_client;
 pub mod http;
 mod network;
 mod pool;
@@ -21,6 +22,7 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiView};
 
 use crate::manifest::{DirectoryGrant, Manifest};
+pub use host_client::{HostClient, checked_url};
 pub use network::{Channel, NetworkPolicy, Resolver};
 pub use tls::{TlsTrust, ca_certificates};
 

@@ -39,6 +39,7 @@ impl CallState {
     ) -> anyhow::Result<(Self, CapturedOutput)> {
         let (wasi, output) = grants.wasi_context()?;
         let state = Self {
+            http_gate: HttpGate::new(grants.network(), grants.tls(), grants.credentials()).acting_for(scope.caller()),
             wasi,
             table: ResourceTable::new(),
             memory,
@@ -46,7 +47,6 @@ impl CallState {
             plugin,
             network: grants.network(),
             http: WasiHttpCtx::new(),
-            http_gate: HttpGate::new(grants.network(), grants.tls()),
         };
         Ok((state, output))
     }

@@ -14,7 +14,11 @@
 //! and by what is left of the call's deadline.
 //!
 //! A rule limited to methods or path prefixes is held to every request,
-//! on a kept connection too.
+//! on a kept connection too. Once a request has passed these checks, a
+//! header the operator bound to its destination ([`Credentials`]) is added
+//! to it: a request that sets that header itself is refused, and no
+//! response header handed back holds the secret. Redirects are the
+//! plugin's to follow, each a request of its own matched afresh.
 
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
@@ -32,6 +36,7 @@ use tokio::time::{Instant, Sleep};
 use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
+use super::credentials::{Added, Credential, Credentials, Destination};
 use super::network::{Channel, HttpRequest, NetworkPolicy};
 use super::pool::{Origin, Pool, Sender};
 use super::tls::{self, Failure, TlsTrust, Watched};
@@ -56,17 +61,29 @@ pub type TimeLeft = Arc<dyn Fn() -> Duration + Send + Sync>;
 pub struct HttpGate {
     policy: Arc<NetworkPolicy>,
     tls: Arc<TlsTrust>,
+    credentials: Option<Arc<dyn Credentials>>,
+    caller: Option<Arc<str>>,
     pool: Arc<Pool>,
     time_left: Option<TimeLeft>,
 }
 
 impl HttpGate {
-    pub fn new(policy: Arc<NetworkPolicy>, tls: Arc<TlsTrust>) -> Self {
+    pub fn new(policy: Arc<NetworkPolicy>, tls: Arc<TlsTrust>, credentials: Option<Arc<dyn Credentials>>) -> Self {
         Self {
             policy,
             tls,
+            credentials,
+            caller: None,
             pool: Arc::default(),
             time_left: None,
+        }
+    }
+
+    /// The call's requests act for `caller` (named where a credential is used).
+    pub fn acting_for(self, caller: Option<String>) -> Self {
+        Self {
+            caller: caller.map(Arc::from),
+            ..self
         }
     }
 
@@ -86,6 +103,8 @@ impl WasiHttpHooks for HttpGate {
         let exchange = Exchange {
             policy: self.policy.clone(),
             tls: self.tls.clone(),
+            credentials: self.credentials.clone(),
+            caller: self.caller.clone(),
             pool: self.pool.clone(),
             waits: Waits {
                 options: options.unwrap_or_default(),
@@ -126,6 +145,8 @@ impl Waits {
 struct Exchange {
     policy: Arc<NetworkPolicy>,
     tls: Arc<TlsTrust>,
+    credentials: Option<Arc<dyn Credentials>>,
+    caller: Option<Arc<str>>,
     pool: Arc<Pool>,
     waits: Waits,
 }
@@ -167,15 +188,29 @@ impl Exchange {
             method: method.as_str(),
             path,
         };
+        let credential = self.bound_credential(&request, &origin, line, &target)?;
 
         let host = request.headers().get(http::header::HOST).cloned();
         let mut idle = self.idle_connection(&origin, line, &target).await?;
-        let (sender, response) = loop {
+        let mut added: Option<Added> = None;
+        let (sender, mut response) = loop {
             let reused = idle.is_some();
             let mut sender = match idle.take() {
                 Some(sender) => sender,
                 None => self.connect(&origin, &target, line).await?,
             };
+            // The egress checks passed: the bound credential goes in now.
+            if let (Some(credential), None) = (&credential, &added) {
+                let url = format!("{target}{path}");
+                let value = credential.value(&url, self.caller.as_deref()).await.map_err(|why| {
+                    let why = format!("no credential for {target}: {why}");
+                    self.refuse(&target, &why, Error::InternalError(Some(why.clone())))
+                })?;
+                request
+                    .headers_mut()
+                    .insert(credential.header().clone(), value.value.clone());
+                added = Some(value);
+            }
             shape(&mut request, &uri, host.as_ref(), &sender)?;
             if let Some(shared) = sender.share() {
                 self.pool.put(origin.clone(), shared);
@@ -199,12 +234,48 @@ impl Exchange {
                 Err(_) => return Err(Error::ConnectionReadTimeout),
             }
         };
+        if let Some(added) = &added {
+            without_secret(response.headers_mut(), added);
+        }
         // An HTTP/1.1 connection is free again once this response has been read.
         let release = sender.is_http1().then(|| (self.pool.clone(), origin, sender));
         let between_bytes = self.waits.clone();
         let response = response.map(|incoming| ResponseBody::new(incoming, between_bytes, release).boxed_unsync());
         let io: IoFuture = Box::new(async { Ok(()) });
         Ok((response, io))
+    }
+
+    /// The credential the operator bound to this request's destination, if
+    /// any; a request that sets the bound header itself is refused.
+    fn bound_credential(
+        &self,
+        request: &http::Request<WasiBody>,
+        origin: &Origin,
+        line: HttpRequest<'_>,
+        target: &str,
+    ) -> Result<Option<&dyn Credential>, Error> {
+        let Some(credentials) = &self.credentials else {
+            return Ok(None);
+        };
+        let destination = Destination {
+            tls: origin.tls,
+            host: &origin.host,
+            port: origin.port,
+            path: line.path,
+            method: line.method,
+        };
+        let Some(credential) = credentials.bound(&destination) else {
+            return Ok(None);
+        };
+        if request.headers().contains_key(credential.header()) {
+            let why = format!(
+                "the request sets the {} header, which the host adds to this plugin's requests to {target}: \
+                 leave it out",
+                credential.header()
+            );
+            return Err(self.refuse(target, &why, Error::InternalError(Some(why.clone()))));
+        }
+        Ok(Some(credential))
     }
 
     /// An open connection to `origin` from an earlier request of the call,
@@ -360,6 +431,26 @@ fn shape(
         request.headers_mut().remove(http::header::HOST);
     }
     Ok(())
+}
+
+/// Drops every response header that holds a secret the host added to the
+/// request (a server echoing it back), so the plugin never reads it.
+fn without_secret(headers: &mut http::HeaderMap, added: &Added) {
+    use secrecy::ExposeSecret as _;
+    let holds = |value: &http::HeaderValue| {
+        added.secrets.iter().any(|secret| {
+            let secret = secret.expose_secret().as_bytes();
+            !secret.is_empty() && value.as_bytes().windows(secret.len()).any(|w| w == secret)
+        })
+    };
+    let holding: Vec<http::HeaderName> = headers
+        .iter()
+        .filter(|(_, value)| holds(value))
+        .map(|(name, _)| name.clone())
+        .collect();
+    for name in holding {
+        headers.remove(name);
+    }
 }
 
 /// Runs the tasks of an HTTP/2 connection (one per stream) on the runtime.

@@ -10,6 +10,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 use wasm_mcp_tests::expect::{is_tool_error, single_text, tool_ok};
+use wasm_mcp_tests::http::{HttpServer, McpClient};
 use wasm_mcp_tests::https::TestCa;
 use wasm_mcp_tests::process::serve_command;
 use wasm_mcp_tests::recorder::Recorder;
@@ -284,6 +285,47 @@ fn a_file_secret_is_read_again_when_its_kubernetes_volume_is_updated() {
     });
     assert!(!stderr.contains("file-token"), "{stderr}");
     server.shutdown();
+}
+
+#[test]
+fn the_audit_line_names_the_caller_a_request_acts_for_over_http() {
+    let ca = TestCa::new();
+    let api = Recorder::https(ca.server_cert(&["localhost"]));
+    let plugins = plugins(&format!(
+        "[network]\nallow = [\"https://localhost:{}\"]\nca_file = \"ca.pem\"\n",
+        api.port
+    ));
+    plugins.add_file("ca.pem", ca.pem().as_bytes());
+    let config = plugins.add_file(
+        "host.toml",
+        format!(
+            "[secrets.token]\nenv = \"UPSTREAM_TOKEN\"\n\
+             [bindings.api]\nplugin = \"http-client\"\ntarget = \"https://localhost:{}/\"\nsecret = \"token\"\n",
+            api.port
+        )
+        .as_bytes(),
+    );
+    let mut server = HttpServer::start_with_env(
+        plugins,
+        &["--config", config.to_str().unwrap()],
+        &[("UPSTREAM_TOKEN", TOKEN), ("WASM_MCP_AUTH_TOKEN", "first-client-token")],
+    );
+    let mut client = McpClient::new(&server.url);
+    client.token = Some("first-client-token".to_owned());
+    client.initialize(json!({}));
+    let result = client
+        .call_tool("request", json!({"url": format!("https://localhost:{}/", api.port)}))
+        .result()
+        .clone();
+    tool_ok(&result);
+    carried(&api, "authorization", &[Some(&bearer())]);
+    let stderr = server.wait_for_stderr("the audit line", |s| s.contains("credential added"));
+    let audit = stderr.lines().find(|line| line.contains("credential added")).unwrap();
+    assert!(
+        audit.contains("binding=api") && audit.contains("caller=\"token:0\""),
+        "{audit}"
+    );
+    assert!(!stderr.contains(TOKEN), "{stderr}");
 }
 
 /// `wasm-mcp serve` with `config` over an empty plugins directory: it must

@@ -79,12 +79,10 @@ impl HttpGate {
         }
     }
 
-    /// The call's requests act for `caller` (named where a credential is used).
-    pub fn acting_for(self, caller: Option<String>) -> Self {
-        Self {
-            caller: caller.map(Arc::from),
-            ..self
-        }
+    /// The call's requests act for `caller` (named where a credential is
+    /// used); set again when a spare instance is armed for a request.
+    pub fn act_for(&mut self, caller: Option<String>) {
+        self.caller = caller.map(Arc::from);
     }
 
     /// Bounds every wait of the call's requests by `time_left`.

@@ -41,7 +41,7 @@ fuzz_target!(|text: &str| {
                 let network = grants.network();
                 for rule in network.rules() {
                     for channel in [Channel::Plain, Channel::Tls] {
-                        let _ = network.grants_name(&format!("{rule:?}"), 443, channel);
+                        let _ = network.grants_name(&format!("{rule:?}"), 443, channel, None);
                     }
                 }
                 let _ = network.may_resolve("example.com");

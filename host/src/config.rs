@@ -1,8 +1,12 @@
 //! The settings the host runs with: the declared defaults (see
 //! [`crate::settings`]), overridden by a config file (`--config FILE`),
 //! overridden by command-line flags; and the resolved values in the units
-//! the host counts in.
+//! the host counts in. The config file alone also holds the operator's
+//! secrets and their bindings to plugins' outgoing requests (`[secrets.NAME]`,
+//! `[bindings.NAME]`: where values come from, never the values; `crate::secrets`
+//! checks and serves them).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -29,9 +33,70 @@ pub struct ConfigFile {
     pub auth: AuthSettings,
     #[serde(default)]
     pub registry: RegistrySettings,
+    /// Secrets the operator holds, by name: where each value is read from.
+    #[serde(default)]
+    pub secrets: BTreeMap<String, SecretSource>,
+    /// Which plugin's requests to which target carry which secret, by name.
+    #[serde(default)]
+    pub bindings: BTreeMap<String, Binding>,
     /// The file it was read from, named in errors.
     #[serde(skip)]
     pub path: Option<PathBuf>,
+}
+
+/// `[secrets.NAME]`: where a secret's value is read from, one of the two.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SecretSource {
+    /// An environment variable of the host, read at start.
+    pub env: Option<String>,
+    /// A file (a Kubernetes Secret volume's key file, say), read at start
+    /// and again whenever it changes; relative to the config file's folder.
+    pub file: Option<PathBuf>,
+}
+
+/// `[bindings.NAME]`: a header the host adds to a plugin's outgoing HTTP
+/// requests to a target, from a secret or an upstream access token.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Binding {
+    /// The plugin whose requests carry it.
+    pub plugin: String,
+    /// `https://HOST[:PORT][/PATH-PREFIX]`: the scheme, host, port and path prefix it is added for.
+    pub target: String,
+    /// The request methods it is added to [default: every method].
+    #[serde(default)]
+    pub methods: Vec<String>,
+    /// The secret it carries (or `oauth`).
+    pub secret: Option<String>,
+    /// `bearer` (`Authorization: Bearer SECRET`, the default), `basic`
+    /// (`Authorization: Basic` of `username:SECRET`) or `header` (`header`
+    /// set to `template` with `{secret}` replaced).
+    pub form: Option<String>,
+    pub username: Option<String>,
+    pub header: Option<String>,
+    pub template: Option<String>,
+    /// An access token the host obtains itself (client credentials), instead of `secret`.
+    pub oauth: Option<UpstreamOauth>,
+    /// Allow an `http://` target: the secret then crosses the network unencrypted.
+    #[serde(default)]
+    pub plain_http: bool,
+}
+
+/// `[bindings.NAME.oauth]`: the client the host is at an authorization
+/// server, whose access tokens (client_credentials) it adds as bearer tokens.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamOauth {
+    /// The authorization server's token endpoint.
+    pub token_url: String,
+    pub client_id: String,
+    /// The name of the secret holding the client's secret.
+    pub client_secret: String,
+    /// The resource indicator (RFC 8707) the tokens are asked for [default: the binding's target].
+    pub resource: Option<String>,
+    /// The scopes asked for, space-separated [default: none].
+    pub scope: Option<String>,
 }
 
 impl ConfigFile {
@@ -55,6 +120,9 @@ pub struct Settings {
     pub http: HttpValues,
     pub auth: AuthValues,
     pub registry: RegistryValues,
+    /// From the config file only.
+    pub secrets: BTreeMap<String, SecretSource>,
+    pub bindings: BTreeMap<String, Binding>,
 }
 
 impl Settings {
@@ -80,6 +148,17 @@ impl Settings {
                 .apply(layer)
                 .map_err(|e| anyhow::anyhow!("{e} (in {origin})"))?;
         }
+        // A secret's file is relative to the config file's folder.
+        let folder = file.path.as_deref().and_then(Path::parent).unwrap_or(Path::new(""));
+        settings.secrets = file
+            .secrets
+            .iter()
+            .map(|(name, source)| {
+                let file = source.file.as_ref().map(|path| folder.join(path));
+                (name.clone(), SecretSource { file, ..source.clone() })
+            })
+            .collect();
+        settings.bindings = file.bindings.clone();
         Ok(settings)
     }
 
@@ -90,6 +169,7 @@ impl Settings {
             http: self.http.apply(&layer.http)?,
             auth: self.auth.apply(&layer.auth)?,
             registry: self.registry.apply(&layer.registry)?,
+            ..self.clone()
         })
     }
 }
@@ -191,6 +271,20 @@ mod tests {
             settings.server.max_pending_requests,
             ServerValues::default().max_pending_requests
         );
+    }
+
+    #[test]
+    fn a_secret_file_is_relative_to_the_config_file() {
+        let mut file: ConfigFile = toml::from_str(
+            "[secrets.a]\nfile = \"keys/a\"\n[secrets.b]\nfile = \"/run/b\"\n[secrets.c]\nenv = \"C\"\n",
+        )
+        .unwrap();
+        file.path = Some(PathBuf::from("/etc/wasm-mcp/host.toml"));
+        let settings = Settings::resolve(&file, &ConfigFile::default()).unwrap();
+        let file_of = |name: &str| settings.secrets[name].file.clone();
+        assert_eq!(file_of("a"), Some(PathBuf::from("/etc/wasm-mcp/keys/a")));
+        assert_eq!(file_of("b"), Some(PathBuf::from("/run/b")));
+        assert_eq!(file_of("c"), None);
     }
 
     #[test]

@@ -19,6 +19,7 @@
 //! | [`runtime`] | the process: engine, linker, compiled-code cache, shared call slots |
 //! | [`plugin`] | one loaded version of a plugin and its instances |
 //! | [`call`] | one call: its store, its request, host imports, the guard of its limits |
+//! | [`secrets`] | the operator's secrets, bound to plugins' outgoing HTTP requests by the host |
 //! | [`sandbox`] | grants turned into WASI contexts, network policy |
 //! | [`manifest`] | a plugin's manifest, parsed and checked |
 //! | [`contract`] | the WIT bindings and the conversion of what crosses them |
@@ -48,6 +49,7 @@ pub mod reload;
 pub(crate) mod request;
 pub mod runtime;
 pub mod sandbox;
+pub mod secrets;
 pub mod session;
 pub mod settings;
 pub mod state;

@@ -23,6 +23,7 @@ const LAYERS: &[&str] = &[
     "runtime",
     "plugin",
     "call",
+    "secrets",
     "sandbox",
     "manifest",
     "contract",

@@ -52,16 +52,19 @@ export function requireBuilt() {
 }
 
 /**
- * A connected SDK client serving `plugins` (default plugins/dist). `capabilities` are the client's;
+ * A connected SDK client serving `plugins` (default plugins/dist), with `env`
+ * added to the server's environment. `capabilities` are the client's;
  * `setup(client)` registers request handlers before connecting. The server's
  * stderr is collected in `stderr()` for failure messages.
  */
-export async function connect({ capabilities = {}, setup = () => {}, args = [], plugins = pluginsDir } = {}) {
+export async function connect({ capabilities = {}, setup = () => {}, args = [], plugins = pluginsDir, env } = {}) {
   requireBuilt();
   const transport = new StdioClientTransport({
     command: binary,
     args: ["serve", "--plugins", plugins, ...args],
     stderr: "pipe",
+    // The server's environment: this process's with `env` added, if given.
+    ...(env ? { env: { ...process.env, ...env } } : {}),
   });
   let stderr = "";
   transport.stderr?.on("data", (chunk) => {

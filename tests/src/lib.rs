@@ -19,6 +19,7 @@ pub mod paths;
 pub mod plugin_dir;
 pub mod proc_stat;
 pub mod process;
+pub mod recorder;
 pub mod redis;
 pub mod registry;
 pub mod registry_token;

@@ -14,6 +14,7 @@ use wasm_mcp_tests::http2::http2;
 use wasm_mcp_tests::https::{Answer, TestCa, https, https_requiring_client_cert};
 use wasm_mcp_tests::loopback::TestServer;
 use wasm_mcp_tests::process::serve_command;
+use wasm_mcp_tests::recorder::Recorder;
 use wasm_mcp_tests::wasi_http::{BODY, get, plugins, refused, serve, still_serving};
 use wasm_mcp_tests::{PluginDir, StdioServer};
 
@@ -347,5 +348,55 @@ fn the_http_get_example_fetches_https_through_the_host() {
     let plain = format!("http://localhost:{}/", web.port);
     let result = server.call_tool("http_get", json!({"url": plain})).result().clone();
     assert!(is_tool_error(&result), "{result}");
+    server.shutdown();
+}
+
+#[test]
+fn methods_and_path_prefixes_limit_what_a_rule_grants() {
+    let ca = TestCa::new();
+    let api = Recorder::https(ca.server_cert(&["localhost"]));
+    let manifest = format!(
+        "[network]\nallow = [{{ rule = \"https://localhost:{}\", methods = [\"GET\"], path_prefixes = [\"/v1/\"] }}]\n\
+         ca_file = \"ca.pem\"\n",
+        api.port
+    );
+    let mut server = serve_trusting(&ca, &manifest);
+    let url = |path: &str| format!("https://localhost:{}{path}", api.port);
+    let result = server
+        .call_tool("request", json!({"url": url("/v1/items")}))
+        .result()
+        .clone();
+    tool_ok(&result);
+    assert!(single_text(&result).contains("status 200"), "{result}");
+    for (args, why) in [
+        (
+            json!({"url": url("/v1/items"), "method": "POST"}),
+            "does not grant POST /v1/items",
+        ),
+        (json!({"url": url("/v2/items")}), "does not grant GET /v2/items"),
+        (
+            json!({"url": url("/v1/../v2/items")}),
+            "does not grant GET /v1/../v2/items",
+        ),
+        (json!({"url": url("/v1/%2e%2e/v2")}), "does not grant GET /v1/%2e%2e/v2"),
+    ] {
+        let result = server.call_tool("request", args.clone()).result().clone();
+        assert!(is_tool_error(&result), "{args}: {result}");
+        assert!(single_text(&result).contains("HttpRequestDenied"), "{result}");
+        logged(&mut server, why);
+    }
+    // A kept connection is held to the rule too: the second GET of one call is refused on it.
+    let result = server
+        .call_tool("get_each", json!({"urls": [url("/v1/a"), url("/v2/b")]}))
+        .result()
+        .clone();
+    assert!(is_tool_error(&result), "{result}");
+    let paths: Vec<String> = api
+        .requests()
+        .iter()
+        .map(|head| head.split_whitespace().nth(1).unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(paths, ["/v1/items", "/v1/a"]);
+    still_serving(&mut server);
     server.shutdown();
 }

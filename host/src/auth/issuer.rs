@@ -12,16 +12,15 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use futures_util::FutureExt as _;
 use futures_util::future::{BoxFuture, Shared};
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::Full;
 use hyper::body::Bytes;
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::Client as HyperClient;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use jsonwebtoken::jwk::JwkSet;
 use serde::Deserialize;
 use tokio::time::Instant;
 use url::Url;
+
+use crate::sandbox::HostClient;
+use crate::sandbox::checked_url;
 
 /// How long one request to the authorization server may take in a fetch.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
@@ -32,8 +31,6 @@ const ATTEMPTS: u32 = 3;
 pub(super) const REFRESH_BACKOFF: Duration = Duration::from_secs(10);
 /// Keys older than this are fetched again (in the background: they serve meanwhile).
 pub(super) const KEYS_MAX_AGE: Duration = Duration::from_secs(600);
-/// The largest document read from the authorization server.
-const MAX_DOCUMENT_BYTES: usize = 1 << 20;
 
 /// What the authorization server's metadata says the server needs.
 #[derive(Debug, Clone, Deserialize)]
@@ -41,35 +38,6 @@ pub(super) struct ServerMetadata {
     pub issuer: String,
     pub jwks_uri: Option<String>,
     pub introspection_endpoint: Option<String>,
-}
-
-/// The HTTP client of requests to the authorization server.
-type Http = HyperClient<HttpsConnector<HttpConnector>, Full<Bytes>>;
-
-/// A client for the authorization server: the platform's roots, HTTP/1.1,
-/// no redirects followed.
-fn http_client() -> Http {
-    let mut tls = (*crate::sandbox::TlsTrust::default().config()).clone();
-    // The connector offers the protocols it speaks itself.
-    tls.alpn_protocols.clear();
-    let connector = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_tls_config(tls)
-        .https_or_http()
-        .enable_http1()
-        .build();
-    HyperClient::builder(TokioExecutor::new()).build(connector)
-}
-
-/// A URL given in a setting: absolute http(s), plain http only to this machine.
-pub(super) fn checked_url(url: &str, setting: &str) -> Result<Url> {
-    let parsed = Url::parse(url).with_context(|| format!("{setting}: {url:?} is not a URL"))?;
-    let local = matches!(parsed.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
-    match parsed.scheme() {
-        "https" => Ok(parsed),
-        "http" if local => Ok(parsed),
-        "http" => bail!("{setting}: {url} must be https:// (plain http:// only for localhost)"),
-        _ => bail!("{setting}: {url} must be an https:// URL"),
-    }
 }
 
 /// The places RFC 8414 and OpenID Connect Discovery put an issuer's metadata.
@@ -119,7 +87,7 @@ pub(super) struct Issuer {
     issuer: String,
     /// Whether its JWKS is needed (tokens are JWTs), or only its metadata.
     needs_keys: bool,
-    http: Http,
+    http: HostClient,
     known: Mutex<Known>,
 }
 
@@ -128,7 +96,7 @@ impl Issuer {
         Self {
             issuer: issuer.to_owned(),
             needs_keys,
-            http: http_client(),
+            http: HostClient::default(),
             known: Mutex::new(Known::default()),
         }
     }
@@ -237,26 +205,13 @@ impl Issuer {
         bail!("no authorization server metadata found ({})", tried.join("; "))
     }
 
-    /// Sends `request`: its status and body, within `timeout` and
-    /// [`MAX_DOCUMENT_BYTES`].
+    /// Sends `request`: its status and body, within `timeout`.
     pub async fn send(
         &self,
         request: http::Request<Full<Bytes>>,
         timeout: Duration,
     ) -> Result<(http::StatusCode, Bytes)> {
-        let exchange = async {
-            let response = self.http.request(request).await?;
-            let status = response.status();
-            let body = Limited::new(response.into_body(), MAX_DOCUMENT_BYTES)
-                .collect()
-                .await
-                .map_err(|error| anyhow::anyhow!("reading the answer: {error}"))?
-                .to_bytes();
-            anyhow::Ok((status, body))
-        };
-        tokio::time::timeout(timeout, exchange)
-            .await
-            .map_err(|_| anyhow::anyhow!("no answer within {timeout:?}"))?
+        self.http.send(request, timeout).await
     }
 
     /// The JSON document at `url`, trying [`ATTEMPTS`] times while the
@@ -298,8 +253,6 @@ mod tests {
                 "https://as.example.com/tenant1/.well-known/openid-configuration",
             ]
         );
-        assert!(checked_url("http://as.example.com", "--auth-issuer").is_err());
-        assert!(checked_url("http://127.0.0.1:9000", "--auth-issuer").is_ok());
     }
 
     impl Issuer {

@@ -33,10 +33,11 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use url::Url;
 
-use super::issuer::{Issuer, KEYS_MAX_AGE, Snapshot, checked_url};
+use super::issuer::{Issuer, KEYS_MAX_AGE, Snapshot};
 use crate::catalog::Catalog;
 use crate::manifest::is_scope_token;
 use crate::principal::Principal;
+use crate::sandbox::checked_url;
 use crate::settings::AuthValues;
 
 /// Where the Protected Resource Metadata is served: this path, and this

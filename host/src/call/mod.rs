@@ -84,6 +84,7 @@ impl Call {
     /// limits) for a call serving `scope` under `limits`.
     pub fn rearm(&mut self, scope: Arc<CallScope>, limits: &Limits) -> Result<(), CallError> {
         let state = self.store.data_mut();
+        state.http_gate.act_for(scope.caller());
         state.scope = scope.clone();
         state.memory.cap = limits.memory_bytes();
         state.memory.waits = true;

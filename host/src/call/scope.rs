@@ -121,6 +121,8 @@ pub struct CallScope {
     sent: Mutex<Sent>,
     cancel: CancellationToken,
     waited: Mutex<ClientWaits>,
+    /// Whom the request acts for (a principal's id), when the server knows.
+    caller: Option<String>,
 }
 
 /// What a call has sent toward its client, against its bounds.
@@ -182,7 +184,18 @@ impl CallScope {
             sent: Mutex::new(Sent::default()),
             cancel,
             waited: Mutex::new(ClientWaits::default()),
+            caller: None,
         }
+    }
+
+    /// This scope, serving a request that acts for `caller` (a principal's id).
+    pub fn acting_for(self, caller: Option<String>) -> Self {
+        Self { caller, ..self }
+    }
+
+    /// Whom the request acts for, when the server knows.
+    pub fn caller(&self) -> Option<String> {
+        self.caller.clone()
     }
 
     /// A scope with no client behind it (see [`NoClient`]), never cancelled.

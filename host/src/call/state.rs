@@ -38,7 +38,10 @@ impl CallState {
         memory: MemoryMeter,
     ) -> anyhow::Result<(Self, CapturedOutput)> {
         let (wasi, output) = grants.wasi_context()?;
+        let mut http_gate = HttpGate::new(grants.network(), grants.tls(), grants.credentials());
+        http_gate.act_for(scope.caller());
         let state = Self {
+            http_gate,
             wasi,
             table: ResourceTable::new(),
             memory,
@@ -46,7 +49,6 @@ impl CallState {
             plugin,
             network: grants.network(),
             http: WasiHttpCtx::new(),
-            http_gate: HttpGate::new(grants.network(), grants.tls()),
         };
         Ok((state, output))
     }

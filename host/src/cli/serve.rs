@@ -60,7 +60,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         http: args.http.settings.clone(),
         auth: args.http.auth.clone(),
         registry: args.registry.clone(),
-        path: None,
+        ..ConfigFile::default()
     };
     let settings = Settings::load(args.config.as_deref(), &flags)?;
     let http = args.http.config(&settings.http, &settings.auth)?;

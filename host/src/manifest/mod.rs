@@ -18,7 +18,7 @@ mod exposure;
 mod network;
 mod scopes;
 pub use exposure::{EntryKind, Patterns};
-pub use network::{HostPattern, IpNet, NetRule, NetworkSettings, PortRange};
+pub use network::{HostPattern, IpNet, NetRule, NetworkSettings, PortRange, path_under};
 pub use scopes::{ScopeRules, is_scope_token};
 
 /// `base` with what `layer` sets, each value checked; the error names `origin` and the key.

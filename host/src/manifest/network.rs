@@ -14,6 +14,8 @@
 //!     "localhost:8080",          # or by the name `localhost`
 //!     "https://api.github.com",  # TLS only: https:// requests to port 443
 //!     "https://internal.example:8443",
+//!     # HTTP requests only, of these methods, under these paths:
+//!     { rule = "https://api.example.com", methods = ["GET"], path_prefixes = ["/v1/repos/"] },
 //! ]
 //! ca_file = "certs/internal-ca.pem" # relative to the manifest's folder
 //! ```
@@ -25,8 +27,12 @@
 //! one covers 443. An `https://` rule is TLS only: it grants `wasi:http`
 //! requests whose URL is `https://` (the host makes the TLS connection and
 //! verifies the certificate), and nothing else: no plain `http://` request,
-//! no socket, no name lookup by the plugin. Rules are parsed when the
-//! manifest is read; an invalid one is an error naming the rule and the file.
+//! no socket, no name lookup by the plugin. A rule written as a table
+//! (`{ rule = "...", methods = [...], path_prefixes = [...] }`) grants only
+//! `wasi:http` requests (never a socket, whose requests the host cannot
+//! read) of the listed methods (every method when absent) whose path lies
+//! under one of the prefixes (every path when absent). Rules are parsed when
+//! the manifest is read; an invalid one is an error naming the rule and the file.
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -47,16 +53,48 @@ pub struct NetworkSettings {
     pub ca_file: Option<PathBuf>,
 }
 
-/// One `allow` rule: a host pattern and the ports it covers.
+/// One `allow` rule: a host pattern and the ports it covers; for a rule
+/// written as a table, the methods and paths of the HTTP requests it grants.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(try_from = "String")]
+#[serde(try_from = "RuleEntry")]
 pub struct NetRule {
     pub host: HostPattern,
     pub ports: PortRange,
     /// Written `https://...`: grants only HTTPS requests through `wasi:http`.
     pub tls_only: bool,
-    /// The rule as written, for messages.
+    /// The rule as written (its `rule` when written as a table), for messages.
     pub text: String,
+    /// The HTTP methods it grants, upper-cased; empty: every method.
+    pub methods: Vec<String>,
+    /// The path prefixes it grants (each starting with `/`); empty: every path.
+    pub path_prefixes: Vec<String>,
+}
+
+impl NetRule {
+    /// Whether it grants `wasi:http` requests only: TLS only, or limited to
+    /// some methods or paths (which a socket's bytes cannot be held to).
+    pub fn http_only(&self) -> bool {
+        self.tls_only || !self.methods.is_empty() || !self.path_prefixes.is_empty()
+    }
+}
+
+/// An `allow` entry as written: a rule, or a table of a rule and the
+/// methods and path prefixes it is limited to.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RuleEntry {
+    Text(String),
+    Limited(LimitedRule),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LimitedRule {
+    rule: String,
+    #[serde(default)]
+    methods: Vec<String>,
+    #[serde(default)]
+    path_prefixes: Vec<String>,
 }
 
 /// What a rule's host part names.
@@ -176,9 +214,75 @@ impl TryFrom<String> for NetRule {
     }
 }
 
+impl TryFrom<RuleEntry> for NetRule {
+    type Error = String;
+
+    fn try_from(entry: RuleEntry) -> Result<Self, Self::Error> {
+        let limited = match entry {
+            RuleEntry::Text(text) => return NetRule::try_from(text),
+            RuleEntry::Limited(limited) => limited,
+        };
+        let mut rule = NetRule::try_from(limited.rule)?;
+        let text = rule.text.clone();
+        let why = |why: String| format!("network.allow rule {text:?}: {why}");
+        for method in limited.methods {
+            let valid = !method.is_empty() && method.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-');
+            if !valid {
+                return Err(why(format!(
+                    "method {method:?} is not an HTTP method name (e.g. \"GET\", \"POST\")"
+                )));
+            }
+            rule.methods.push(method.to_ascii_uppercase());
+        }
+        for prefix in limited.path_prefixes {
+            if !prefix.starts_with('/') || prefix.contains(['?', '#']) || ambiguous_path(&prefix) {
+                return Err(why(format!(
+                    "path prefix {prefix:?} must start with '/' and hold no query, fragment, \
+                     '.' or '..' segment, backslash or percent-encoded '.', '/' or '\\'"
+                )));
+            }
+            rule.path_prefixes.push(prefix);
+        }
+        Ok(rule)
+    }
+}
+
 impl fmt::Display for NetRule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
+        f.write_str(&self.text)?;
+        if !self.methods.is_empty() {
+            write!(f, " methods {}", self.methods.join(","))?;
+        }
+        if !self.path_prefixes.is_empty() {
+            write!(f, " paths {}", self.path_prefixes.join(","))?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether `path` (of an HTTP request, without its query) could name
+/// another path once a server normalizes it: a `.` or `..` segment, a
+/// backslash, or a percent-encoded `.`, `/` or `\`. Such a path lies under
+/// no prefix.
+pub fn ambiguous_path(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    path.contains('\\')
+        || ["%2e", "%2f", "%5c"].iter().any(|encoded| lower.contains(encoded))
+        || path.split('/').any(|segment| segment == "." || segment == "..")
+}
+
+/// Whether the request path `path` (its query ignored) lies under `prefix`:
+/// it is the prefix, or continues it after a `/` (`/v1` covers `/v1` and
+/// `/v1/x`, not `/v10`); never when it is [ambiguous](ambiguous_path).
+pub fn path_under(path: &str, prefix: &str) -> bool {
+    let path = path.split(['?', '#']).next().unwrap_or_default();
+    let path = if path.is_empty() { "/" } else { path };
+    if ambiguous_path(path) {
+        return false;
+    }
+    match path.strip_prefix(prefix) {
+        Some(rest) => rest.is_empty() || prefix.ends_with('/') || rest.starts_with('/'),
+        None => false,
     }
 }
 
@@ -235,6 +339,8 @@ fn parse_rule(text: &str) -> Result<NetRule, String> {
         ports: parse_ports(ports)?,
         tls_only,
         text: trimmed.to_owned(),
+        methods: Vec::new(),
+        path_prefixes: Vec::new(),
     })
 }
 
@@ -420,6 +526,57 @@ mod tests {
         ] {
             let err = error(text);
             assert!(err.contains(needle) && err.contains("network.allow"), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_rule_written_as_a_table_limits_methods_and_paths() {
+        let settings: NetworkSettings = toml::from_str(
+            r#"allow = ["api.example.com:443", { rule = "https://api.example.com", methods = ["get", "HEAD"], path_prefixes = ["/v1/"] }]"#,
+        )
+        .unwrap();
+        let (plain, limited) = (&settings.allow[0], &settings.allow[1]);
+        assert!(plain.methods.is_empty() && plain.path_prefixes.is_empty() && !plain.http_only());
+        assert_eq!(limited.methods, ["GET", "HEAD"]);
+        assert_eq!(limited.path_prefixes, ["/v1/"]);
+        assert!(limited.http_only() && limited.tls_only);
+        assert_eq!(
+            limited.to_string(),
+            "https://api.example.com methods GET,HEAD paths /v1/"
+        );
+        for (table, needle) in [
+            (r#"{ rule = "x.example:80", methods = ["G T"] }"#, "not an HTTP method"),
+            (
+                r#"{ rule = "x.example:80", path_prefixes = ["v1/"] }"#,
+                "must start with '/'",
+            ),
+            (
+                r#"{ rule = "x.example:80", path_prefixes = ["/v1/../admin"] }"#,
+                "'..' segment",
+            ),
+            (r#"{ rule = "x.example", methods = ["GET"] }"#, "no port"),
+        ] {
+            let err = toml::from_str::<NetworkSettings>(&format!("allow = [{table}]"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(needle), "{table}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_path_lies_under_a_prefix_only_unambiguously() {
+        assert!(path_under("/v1/items?q=1", "/v1/"));
+        assert!(path_under("/v1", "/v1") && path_under("/v1/x", "/v1"));
+        assert!(!path_under("/v10", "/v1"));
+        assert!(!path_under("/v2/x", "/v1/"));
+        for ambiguous in [
+            "/v1/../admin",
+            "/v1/./x",
+            "/v1/%2e%2e/admin",
+            "/v1/%2F..",
+            "/v1\\..\\admin",
+        ] {
+            assert!(!path_under(ambiguous, "/v1/"), "{ambiguous}");
         }
     }
 

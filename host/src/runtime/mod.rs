@@ -20,6 +20,7 @@ use crate::limits::Limits;
 use crate::manifest::Manifest;
 use crate::plugin::{Plugin, PluginSettings};
 use crate::sandbox::Grants;
+use crate::secrets::Secrets;
 use crate::settings::MAX_MEMORY_MIB;
 use cache::CompileCache;
 use engine::{EngineSettings, plugin_engine};
@@ -38,12 +39,16 @@ pub struct PluginRuntime {
     host_calls: Arc<Semaphore>,
     spare_slots: Arc<Semaphore>,
     memory: Arc<MemoryBudget>,
+    /// The operator's credentials, bound to plugins' outgoing requests.
+    secrets: Secrets,
 }
 
 impl PluginRuntime {
-    /// A runtime with `settings`' limits and concurrency, caching compiled
-    /// plugins in `cache_dir` (none: compile on every load).
+    /// A runtime with `settings`' limits, concurrency and secrets (every
+    /// one read now), caching compiled plugins in `cache_dir` (none: compile
+    /// on every load).
     pub fn new(settings: &Settings, cache_dir: Option<PathBuf>) -> Result<Self> {
+        let secrets = Secrets::start(settings)?;
         let max_calls = settings.server.max_concurrent_calls;
         let engine = plugin_engine(&EngineSettings {
             // Listing a plugin while it loads takes instances too.
@@ -70,6 +75,7 @@ impl PluginRuntime {
                     .max_total_memory_mib
                     .unwrap_or_else(half_the_machines_memory_mib),
             ),
+            secrets,
         })
     }
 
@@ -104,7 +110,7 @@ impl PluginRuntime {
         }
         let (component, sha256) = self.cache.component(self.linker.engine(), path, bytes).await?;
         let settings = PluginSettings {
-            grants: Grants::from_manifest(name, &manifest)?,
+            grants: Grants::from_manifest(name, &manifest)?.with_credentials(self.secrets.for_plugin(name)),
             limits: manifest.plugin_limits(&self.limits)?,
             host_calls: self.host_calls.clone(),
             spare_slots: self.spare_slots.clone(),

@@ -12,6 +12,13 @@
 //! picks HTTP/2 or HTTP/1.1. A call's requests to one origin share
 //! connections ([`Pool`]); every wait is bounded by the request's timeouts
 //! and by what is left of the call's deadline.
+//!
+//! A rule limited to methods or path prefixes is held to every request,
+//! on a kept connection too. Once a request has passed these checks, a
+//! header the operator bound to its destination ([`Credentials`]) is added
+//! to it: a request that sets that header itself is refused, and no
+//! response header handed back holds the secret. Redirects are the
+//! plugin's to follow, each a request of its own matched afresh.
 
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
@@ -29,9 +36,10 @@ use tokio::time::{Instant, Sleep};
 use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
+use super::credentials::{Added, Credential, Credentials, Destination};
+use super::network::{Channel, HttpRequest, NetworkPolicy};
 use super::pool::{Origin, Pool, Sender};
 use super::tls::{self, Failure, TlsTrust, Watched};
-use super::{Channel, NetworkPolicy};
 use crate::metrics::METRICS;
 
 /// Bounds a connect (with the TLS and HTTP handshakes) when the guest sets none.
@@ -53,18 +61,28 @@ pub type TimeLeft = Arc<dyn Fn() -> Duration + Send + Sync>;
 pub struct HttpGate {
     policy: Arc<NetworkPolicy>,
     tls: Arc<TlsTrust>,
+    credentials: Option<Arc<dyn Credentials>>,
+    caller: Option<Arc<str>>,
     pool: Arc<Pool>,
     time_left: Option<TimeLeft>,
 }
 
 impl HttpGate {
-    pub fn new(policy: Arc<NetworkPolicy>, tls: Arc<TlsTrust>) -> Self {
+    pub fn new(policy: Arc<NetworkPolicy>, tls: Arc<TlsTrust>, credentials: Option<Arc<dyn Credentials>>) -> Self {
         Self {
             policy,
             tls,
+            credentials,
+            caller: None,
             pool: Arc::default(),
             time_left: None,
         }
+    }
+
+    /// The call's requests act for `caller` (named where a credential is
+    /// used); set again when a spare instance is armed for a request.
+    pub fn act_for(&mut self, caller: Option<String>) {
+        self.caller = caller.map(Arc::from);
     }
 
     /// Bounds every wait of the call's requests by `time_left`.
@@ -83,6 +101,8 @@ impl WasiHttpHooks for HttpGate {
         let exchange = Exchange {
             policy: self.policy.clone(),
             tls: self.tls.clone(),
+            credentials: self.credentials.clone(),
+            caller: self.caller.clone(),
             pool: self.pool.clone(),
             waits: Waits {
                 options: options.unwrap_or_default(),
@@ -123,6 +143,8 @@ impl Waits {
 struct Exchange {
     policy: Arc<NetworkPolicy>,
     tls: Arc<TlsTrust>,
+    credentials: Option<Arc<dyn Credentials>>,
+    caller: Option<Arc<str>>,
     pool: Arc<Pool>,
     waits: Waits,
 }
@@ -158,15 +180,35 @@ impl Exchange {
             port: authority.port_u16().unwrap_or(if tls { 443 } else { 80 }),
         };
         let target = format!("{}://{authority}", if tls { "https" } else { "http" });
+        let method = request.method().clone();
+        let path = uri.path_and_query().map_or("/", |p| p.as_str());
+        let line = HttpRequest {
+            method: method.as_str(),
+            path,
+        };
+        let credential = self.bound_credential(&request, &origin, line, &target)?;
 
         let host = request.headers().get(http::header::HOST).cloned();
-        let mut idle = self.idle_connection(&origin).await;
-        let (sender, response) = loop {
+        let mut idle = self.idle_connection(&origin, line, &target).await?;
+        let mut added: Option<Added> = None;
+        let (sender, mut response) = loop {
             let reused = idle.is_some();
             let mut sender = match idle.take() {
                 Some(sender) => sender,
-                None => self.connect(&origin, &target).await?,
+                None => self.connect(&origin, &target, line).await?,
             };
+            // The egress checks passed: the bound credential goes in now.
+            if let (Some(credential), None) = (&credential, &added) {
+                let url = format!("{target}{path}");
+                let value = credential.value(&url, self.caller.as_deref()).await.map_err(|why| {
+                    let why = format!("no credential for {target}: {why}");
+                    self.refuse(&target, &why, Error::InternalError(Some(why.clone())))
+                })?;
+                request
+                    .headers_mut()
+                    .insert(credential.header().clone(), value.value.clone());
+                added = Some(value);
+            }
             shape(&mut request, &uri, host.as_ref(), &sender)?;
             if let Some(shared) = sender.share() {
                 self.pool.put(origin.clone(), shared);
@@ -190,6 +232,9 @@ impl Exchange {
                 Err(_) => return Err(Error::ConnectionReadTimeout),
             }
         };
+        if let Some(added) = &added {
+            without_secret(response.headers_mut(), added);
+        }
         // An HTTP/1.1 connection is free again once this response has been read.
         let release = sender.is_http1().then(|| (self.pool.clone(), origin, sender));
         let between_bytes = self.waits.clone();
@@ -198,25 +243,81 @@ impl Exchange {
         Ok((response, io))
     }
 
-    /// An open connection to `origin` from an earlier request of the call, ready for this one.
-    async fn idle_connection(&self, origin: &Origin) -> Option<Sender> {
-        while let Some(mut sender) = self.pool.take(origin) {
-            if let Ok(true) = tokio::time::timeout(self.waits.connect(), sender.ready()).await {
-                return Some(sender);
-            }
+    /// The credential the operator bound to this request's destination, if
+    /// any; a request that sets the bound header itself is refused.
+    fn bound_credential(
+        &self,
+        request: &http::Request<WasiBody>,
+        origin: &Origin,
+        line: HttpRequest<'_>,
+        target: &str,
+    ) -> Result<Option<&dyn Credential>, Error> {
+        let Some(credentials) = &self.credentials else {
+            return Ok(None);
+        };
+        let destination = Destination {
+            tls: origin.tls,
+            host: &origin.host,
+            port: origin.port,
+            path: line.path,
+            method: line.method,
+        };
+        let Some(credential) = credentials.bound(&destination) else {
+            return Ok(None);
+        };
+        if request.headers().contains_key(credential.header()) {
+            let why = format!(
+                "the request sets the {} header, which the host adds to this plugin's requests to {target}: \
+                 leave it out",
+                credential.header()
+            );
+            return Err(self.refuse(target, &why, Error::InternalError(Some(why.clone()))));
         }
-        None
+        Ok(Some(credential))
     }
 
-    /// A new connection to `origin`, to an address the grants allow.
-    async fn connect(&self, origin: &Origin, target: &str) -> Result<Sender, Error> {
+    /// An open connection to `origin` from an earlier request of the call,
+    /// ready for this one, which rules limited to methods or paths must
+    /// grant on that connection's address too.
+    async fn idle_connection(
+        &self,
+        origin: &Origin,
+        line: HttpRequest<'_>,
+        target: &str,
+    ) -> Result<Option<Sender>, Error> {
+        while let Some(mut sender) = self.pool.take(origin) {
+            if let Ok(true) = tokio::time::timeout(self.waits.connect(), sender.ready()).await {
+                if self.policy.limits_requests() {
+                    let channel = if origin.tls { Channel::Tls } else { Channel::Plain };
+                    let by_name = origin.host.parse::<IpAddr>().is_err() && !origin.host.starts_with('[');
+                    let granted = match by_name {
+                        true => self.policy.grants_name(&origin.host, origin.port, channel, Some(line)),
+                        false => Ok(()),
+                    };
+                    let granted = match granted {
+                        Ok(()) => self.policy.allows(sender.peer(), channel, Some(line)).await,
+                        refused => refused,
+                    };
+                    if let Err(why) = granted {
+                        self.pool.put(origin.clone(), sender);
+                        return Err(self.refuse(target, &why, Error::HttpRequestDenied));
+                    }
+                }
+                return Ok(Some(sender));
+            }
+        }
+        Ok(None)
+    }
+
+    /// A new connection to `origin`, to an address the grants allow for `line`.
+    async fn connect(&self, origin: &Origin, target: &str, line: HttpRequest<'_>) -> Result<Sender, Error> {
         let channel = if origin.tls { Channel::Tls } else { Channel::Plain };
         let host = origin.host.as_str();
         let port = origin.port;
         let addrs: Vec<SocketAddr> = match host.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>() {
             Ok(ip) => vec![SocketAddr::new(ip, port)],
             Err(_) => {
-                if let Err(why) = self.policy.grants_name(host, port, channel) {
+                if let Err(why) = self.policy.grants_name(host, port, channel, Some(line)) {
                     return Err(self.refuse(target, &why, Error::HttpRequestDenied));
                 }
                 match tokio::net::lookup_host((host, port)).await {
@@ -235,7 +336,7 @@ impl Exchange {
         let mut allowed = Vec::new();
         let mut refusal = None;
         for addr in addrs {
-            match self.policy.allows(addr, channel).await {
+            match self.policy.allows(addr, channel, Some(line)).await {
                 Ok(()) => allowed.push(addr),
                 Err(why) => refusal = refusal.or(Some(format!("{addr}: {why}"))),
             }
@@ -249,7 +350,7 @@ impl Exchange {
         let mut stream = Err(Error::ConnectionRefused);
         for addr in allowed {
             stream = match tokio::time::timeout_at(deadline, TcpStream::connect(addr)).await {
-                Ok(Ok(stream)) => Ok(stream),
+                Ok(Ok(stream)) => Ok((stream, addr)),
                 Ok(Err(e)) => Err(Error::Connect(e)),
                 Err(_) => Err(Error::ConnectionTimeout),
             };
@@ -257,10 +358,10 @@ impl Exchange {
                 break;
             }
         }
-        let stream = stream?;
+        let (stream, peer) = stream?;
         let handshakes = async {
             if !origin.tls {
-                return self.handshake(stream, false, Failure::default()).await;
+                return self.handshake(stream, peer, false, Failure::default()).await;
             }
             let name = tls::server_name(host)?;
             let connector = tokio_rustls::TlsConnector::from(self.tls.config());
@@ -268,7 +369,8 @@ impl Exchange {
                 Ok(stream) => {
                     let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
                     let failure = Failure::default();
-                    self.handshake(Watched::new(stream, failure.clone()), h2, failure).await
+                    self.handshake(Watched::new(stream, failure.clone()), peer, h2, failure)
+                        .await
                 }
                 Err(e) => {
                     let (code, why) = tls::handshake_error(&e);
@@ -281,9 +383,9 @@ impl Exchange {
             .map_err(|_| Error::ConnectionTimeout)?
     }
 
-    /// The HTTP handshake on a new connection, whose driver the pool then
-    /// runs; `tls_failure` is where its TLS stream keeps a failure.
-    async fn handshake<S>(&self, stream: S, h2: bool, tls_failure: Failure) -> Result<Sender, Error>
+    /// The HTTP handshake on a new connection to `peer`, whose driver the
+    /// pool then runs; `tls_failure` is where its TLS stream keeps a failure.
+    async fn handshake<S>(&self, stream: S, peer: SocketAddr, h2: bool, tls_failure: Failure) -> Result<Sender, Error>
     where
         S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
     {
@@ -293,13 +395,13 @@ impl Exchange {
             self.pool.drive(async move {
                 let _ = connection.await;
             });
-            Ok(Sender::http2(sender, tls_failure))
+            Ok(Sender::http2(sender, peer, tls_failure))
         } else {
             let (sender, connection) = http1::handshake(io).await?;
             self.pool.drive(async move {
                 let _ = connection.await;
             });
-            Ok(Sender::http1(sender, tls_failure))
+            Ok(Sender::http1(sender, peer, tls_failure))
         }
     }
 }
@@ -327,6 +429,26 @@ fn shape(
         request.headers_mut().remove(http::header::HOST);
     }
     Ok(())
+}
+
+/// Drops every response header that holds a secret the host added to the
+/// request (a server echoing it back), so the plugin never reads it.
+fn without_secret(headers: &mut http::HeaderMap, added: &Added) {
+    use secrecy::ExposeSecret as _;
+    let holds = |value: &http::HeaderValue| {
+        added.secrets.iter().any(|secret| {
+            let secret = secret.expose_secret().as_bytes();
+            !secret.is_empty() && value.as_bytes().windows(secret.len()).any(|w| w == secret)
+        })
+    };
+    let holding: Vec<http::HeaderName> = headers
+        .iter()
+        .filter(|(_, value)| holds(value))
+        .map(|(name, _)| name.clone())
+        .collect();
+    for name in holding {
+        headers.remove(name);
+    }
 }
 
 /// Runs the tasks of an HTTP/2 connection (one per stream) on the runtime.

@@ -6,9 +6,12 @@
 //! (through cap-std preopens, so no path escapes them), environment variables
 //! and outgoing network access ([`NetworkPolicy`]: checked on every resolved
 //! address, with name lookups limited to granted names by [`dns`]; `wasi:http`
-//! requests through [`http`], over TLS the host verifies with [`TlsTrust`]).
+//! requests through [`http`], over TLS the host verifies with [`TlsTrust`],
+//! carrying the operator's [`Credentials`] where bound).
 
+mod credentials;
 pub mod dns;
+mod host_client;
 pub mod http;
 mod network;
 mod pool;
@@ -21,6 +24,8 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiView};
 
 use crate::manifest::{DirectoryGrant, Manifest};
+pub use credentials::{Added, Credential, Credentials, Destination};
+pub use host_client::{HostClient, checked_url};
 pub use network::{Channel, NetworkPolicy, Resolver};
 pub use tls::{TlsTrust, ca_certificates};
 
@@ -46,6 +51,8 @@ pub struct Grants {
     env: Vec<(String, String)>,
     network: Arc<NetworkPolicy>,
     tls: Arc<TlsTrust>,
+    /// What the operator adds to its outgoing HTTP requests (none: nothing).
+    credentials: Option<Arc<dyn Credentials>>,
 }
 
 impl Default for Grants {
@@ -55,6 +62,7 @@ impl Default for Grants {
             env: Vec::new(),
             network: Arc::new(NetworkPolicy::new("", Vec::new())),
             tls: Arc::default(),
+            credentials: None,
         }
     }
 }
@@ -81,7 +89,19 @@ impl Grants {
             env: manifest.resolved_env(),
             network: Arc::new(NetworkPolicy::new(plugin, manifest.network.allow.clone())),
             tls: Arc::new(tls),
+            credentials: None,
         })
+    }
+
+    /// These grants, with `credentials` added by the host to the plugin's
+    /// outgoing HTTP requests they are bound to.
+    pub fn with_credentials(self, credentials: Option<Arc<dyn Credentials>>) -> Self {
+        Self { credentials, ..self }
+    }
+
+    /// What the host adds to the plugin's outgoing HTTP requests, if anything.
+    pub fn credentials(&self) -> Option<Arc<dyn Credentials>> {
+        self.credentials.clone()
     }
 
     /// The network policy every call of the plugin shares.

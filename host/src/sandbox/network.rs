@@ -22,7 +22,10 @@
 //!
 //! A TLS-only rule (`https://HOST[:PORTS]`) grants only the [`Channel::Tls`]
 //! of an `https://` request, which the host encrypts and verifies itself:
-//! sockets, name lookups and plain `http://` requests never use it.
+//! sockets, name lookups and plain `http://` requests never use it. A rule
+//! limited to some methods or path prefixes grants only `wasi:http`
+//! requests ([`HttpRequest`]) it admits, checked on every request, a kept
+//! connection's too.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -33,7 +36,7 @@ use std::time::{Duration, Instant};
 
 use wasmtime_wasi::sockets::SocketAddrUse;
 
-use crate::manifest::{HostPattern, IpNet, NetRule};
+use crate::manifest::{HostPattern, IpNet, NetRule, path_under};
 use crate::metrics::METRICS;
 
 /// How long the host trusts its own resolution of a rule's name.
@@ -139,7 +142,9 @@ fn canonical(ip: IpAddr) -> IpAddr {
 /// How the plugin reaches an address, which decides the rules that may grant it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Channel {
-    /// A socket, or a plain `http://` request: any rule but a TLS-only one.
+    /// A socket: any rule that grants more than HTTP requests.
+    Socket,
+    /// A plain `http://` request: any rule but a TLS-only one.
     Plain,
     /// An `https://` request, encrypted and verified by the host: any rule.
     Tls,
@@ -147,8 +152,33 @@ pub enum Channel {
 
 impl Channel {
     fn admits(self, rule: &NetRule) -> bool {
-        self == Channel::Tls || !rule.tls_only
+        match self {
+            Channel::Socket => !rule.http_only(),
+            Channel::Plain => !rule.tls_only,
+            Channel::Tls => true,
+        }
     }
+}
+
+/// What a rule limited to methods or paths is checked against: an outgoing
+/// HTTP request's method and path (with its query, which is ignored).
+#[derive(Debug, Clone, Copy)]
+pub struct HttpRequest<'a> {
+    pub method: &'a str,
+    pub path: &'a str,
+}
+
+impl HttpRequest<'_> {
+    /// Whether `rule` grants this request's method and path.
+    fn admitted_by(&self, rule: &NetRule) -> bool {
+        (rule.methods.is_empty() || rule.methods.iter().any(|m| m == self.method))
+            && (rule.path_prefixes.is_empty() || rule.path_prefixes.iter().any(|p| path_under(self.path, p)))
+    }
+}
+
+/// Whether `rule` grants what comes over `channel` (with `request`, for an HTTP request).
+fn grants(rule: &NetRule, channel: Channel, request: Option<HttpRequest<'_>>) -> bool {
+    channel.admits(rule) && request.is_none_or(|request| request.admitted_by(rule))
 }
 
 /// A plugin's network grants, shared by all its calls.
@@ -189,9 +219,17 @@ impl NetworkPolicy {
         }
     }
 
-    /// Whether some rule grants sockets (one that is not TLS-only).
+    /// Whether some rule grants sockets (one not limited to HTTP requests).
     pub fn grants_sockets(&self) -> bool {
-        self.rules.iter().any(|rule| !rule.tls_only)
+        self.rules.iter().any(|rule| !rule.http_only())
+    }
+
+    /// Whether some rule is limited to methods or paths (so a kept
+    /// connection is checked again for each request).
+    pub fn limits_requests(&self) -> bool {
+        self.rules
+            .iter()
+            .any(|rule| !rule.methods.is_empty() || !rule.path_prefixes.is_empty())
     }
 
     pub fn plugin(&self) -> &str {
@@ -212,22 +250,28 @@ impl NetworkPolicy {
         let name = name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase();
         self.rules
             .iter()
-            .any(|rule| Channel::Plain.admits(rule) && matches!(&rule.host, HostPattern::Name(n) if *n == name))
+            .any(|rule| Channel::Socket.admits(rule) && matches!(&rule.host, HostPattern::Name(n) if *n == name))
     }
 
     /// Whether a rule grants the DNS name `name` on `port` over `channel` (an
-    /// outgoing HTTP request's authority); if not, why. IP literals are not
-    /// names: only [`Self::allows`] decides about them.
-    pub fn grants_name(&self, name: &str, port: u16, channel: Channel) -> Result<(), String> {
+    /// outgoing HTTP request's authority) to `request`; if not, why. IP
+    /// literals are not names: only [`Self::allows`] decides about them.
+    pub fn grants_name(
+        &self,
+        name: &str,
+        port: u16,
+        channel: Channel,
+        request: Option<HttpRequest<'_>>,
+    ) -> Result<(), String> {
         let name = name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase();
         let mut matching = self
             .rules
             .iter()
             .filter(|rule| rule.ports.contains(port) && matches!(&rule.host, HostPattern::Name(n) if *n == name));
-        match matching.clone().find(|rule| channel.admits(rule)) {
+        match matching.clone().find(|rule| grants(rule, channel, request)) {
             Some(_) => Ok(()),
             None => Err(match matching.next() {
-                Some(tls_only) => tls_only_why(tls_only),
+                Some(rule) => not_granted_why(rule, channel, request),
                 None => "no [network] rule of the plugin's manifest grants this name and port".to_string(),
             }),
         }
@@ -247,7 +291,7 @@ impl NetworkPolicy {
                 Err("a plugin may not listen for or accept connections".to_string())
             }
             SocketAddrUse::TcpConnect | SocketAddrUse::UdpSend | SocketAddrUse::UdpReceive => {
-                self.allows(addr, Channel::Plain).await
+                self.allows(addr, Channel::Socket, None).await
             }
         };
         match verdict {
@@ -263,12 +307,18 @@ impl NetworkPolicy {
         }
     }
 
-    /// Whether a rule covers `addr` over `channel`; if not, why.
-    pub async fn allows(&self, addr: SocketAddr, channel: Channel) -> Result<(), String> {
+    /// Whether a rule covers `addr` over `channel` (for `request`, over
+    /// HTTP); if not, why.
+    pub async fn allows(
+        &self,
+        addr: SocketAddr,
+        channel: Channel,
+        request: Option<HttpRequest<'_>>,
+    ) -> Result<(), String> {
         let ip = canonical(addr.ip());
         let port = addr.port();
         let block = restricted(ip);
-        let mut tls_only = None;
+        let mut covering = None;
         for rule in self.rules.iter().filter(|r| r.ports.contains(port)) {
             let covers = match &rule.host {
                 HostPattern::Net(net) => net.contains(ip) && block.is_none_or(|b| b.net.covers(net)),
@@ -277,15 +327,15 @@ impl NetworkPolicy {
                     explicit && self.name_resolves_to(name, ip).await
                 }
             };
-            if covers && channel.admits(rule) {
+            if covers && grants(rule, channel, request) {
                 return Ok(());
             }
             if covers {
-                tls_only = Some(rule);
+                covering = Some(rule);
             }
         }
-        Err(match (tls_only, block) {
-            (Some(rule), _) => tls_only_why(rule),
+        Err(match (covering, block) {
+            (Some(rule), _) => not_granted_why(rule, channel, request),
             (None, Some(b)) => format!(
                 "{} is {}, which only a rule naming it explicitly grants (e.g. \"{}\")",
                 ip,
@@ -318,12 +368,25 @@ impl NetworkPolicy {
     }
 }
 
-/// Why a TLS-only `rule` that covers a destination does not grant it.
-fn tls_only_why(rule: &NetRule) -> String {
-    format!(
-        "the rule \"{rule}\" grants it to https:// requests only (TLS verified by the host); \
-         add a HOST:PORT rule to grant plain connections"
-    )
+/// Why `rule`, which covers a destination, does not grant it over `channel` to `request`.
+fn not_granted_why(rule: &NetRule, channel: Channel, request: Option<HttpRequest<'_>>) -> String {
+    if rule.tls_only && channel != Channel::Tls {
+        return format!(
+            "the rule \"{}\" grants it to https:// requests only (TLS verified by the host); \
+             add a HOST:PORT rule to grant plain connections",
+            rule.text
+        );
+    }
+    match request {
+        Some(request) => format!(
+            "the rule \"{rule}\" does not grant {} {} (only the methods and path prefixes it lists)",
+            request.method, request.path
+        ),
+        None => format!(
+            "the rule \"{rule}\" grants wasi:http requests only (it lists methods or path prefixes); \
+             add a HOST:PORT rule to grant sockets"
+        ),
+    }
 }
 
 /// The host resolver: every address of `name`, none when it does not resolve.
@@ -370,7 +433,7 @@ mod tests {
 
     fn allows(policy: &NetworkPolicy, text: &str) -> bool {
         let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-        rt.block_on(policy.allows(addr(text), Channel::Plain)).is_ok()
+        rt.block_on(policy.allows(addr(text), Channel::Socket, None)).is_ok()
     }
 
     #[test]
@@ -450,22 +513,57 @@ mod tests {
             !p.may_resolve("api.example.com"),
             "the host resolves a TLS-only name itself"
         );
-        assert!(p.grants_name("api.example.com", 443, Channel::Tls).is_ok());
-        let why = p.grants_name("api.example.com", 443, Channel::Plain).unwrap_err();
+        assert!(p.grants_name("api.example.com", 443, Channel::Tls, None).is_ok());
+        let why = p.grants_name("api.example.com", 443, Channel::Plain, None).unwrap_err();
         assert!(
             why.contains("https://api.example.com") && why.contains("https:// requests only"),
             "{why}"
         );
-        assert!(p.grants_name("api.example.com", 80, Channel::Tls).is_err());
+        assert!(p.grants_name("api.example.com", 80, Channel::Tls, None).is_err());
         for text in ["93.184.216.34:443", "93.184.216.34:8443"] {
-            assert!(rt.block_on(p.allows(addr(text), Channel::Tls)).is_ok(), "{text}");
-            let why = rt.block_on(p.allows(addr(text), Channel::Plain)).unwrap_err();
+            assert!(rt.block_on(p.allows(addr(text), Channel::Tls, None)).is_ok(), "{text}");
+            let why = rt.block_on(p.allows(addr(text), Channel::Plain, None)).unwrap_err();
             assert!(why.contains("https:// requests only"), "{text}: {why}");
         }
         assert!(!rt.block_on(p.check(addr("93.184.216.34:443"), SocketAddrUse::TcpConnect)));
         let mixed = policy(&["https://api.example.com", "api.example.com:80"]);
         assert!(mixed.grants_sockets() && mixed.may_resolve("api.example.com"));
-        assert!(mixed.grants_name("api.example.com", 80, Channel::Plain).is_ok());
+        assert!(mixed.grants_name("api.example.com", 80, Channel::Plain, None).is_ok());
+    }
+
+    #[test]
+    fn limited_rules_grant_the_http_requests_they_list_and_no_socket() {
+        let settings: crate::manifest::NetworkSettings = toml::from_str(
+            r#"allow = [{ rule = "api.example.com:443", methods = ["GET"], path_prefixes = ["/v1/"] }]"#,
+        )
+        .unwrap();
+        let table: HashMap<String, Vec<IpAddr>> =
+            HashMap::from([("api.example.com".to_string(), vec!["93.184.216.34".parse().unwrap()])]);
+        let resolver: Resolver = Arc::new(move |name| {
+            let found = table.get(&name).cloned().unwrap_or_default();
+            Box::pin(async move { found })
+        });
+        let p = NetworkPolicy::with_resolver("test", settings.allow, resolver);
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let get = HttpRequest {
+            method: "GET",
+            path: "/v1/items",
+        };
+        let post = HttpRequest {
+            method: "POST",
+            path: "/v1/items",
+        };
+        assert!(!p.grants_sockets() && !p.may_resolve("api.example.com") && p.limits_requests());
+        assert!(p.grants_name("api.example.com", 443, Channel::Plain, Some(get)).is_ok());
+        let why = p
+            .grants_name("api.example.com", 443, Channel::Tls, Some(post))
+            .unwrap_err();
+        assert!(why.contains("does not grant POST /v1/items"), "{why}");
+        let address = addr("93.184.216.34:443");
+        assert!(rt.block_on(p.allows(address, Channel::Tls, Some(get))).is_ok());
+        assert!(rt.block_on(p.allows(address, Channel::Tls, Some(post))).is_err());
+        let why = rt.block_on(p.allows(address, Channel::Socket, None)).unwrap_err();
+        assert!(why.contains("grants wasi:http requests only"), "{why}");
     }
 
     #[test]

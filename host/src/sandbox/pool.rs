@@ -4,6 +4,7 @@
 //! call's state; dropping it ends every connection it holds.
 
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::sync::Mutex;
 
 use hyper::body::Incoming;
@@ -28,6 +29,8 @@ pub struct Origin {
 /// The request half of an open connection.
 pub struct Sender {
     http: Http,
+    /// The address the connection leads to.
+    peer: SocketAddr,
     /// The connection's first TLS failure (never set on plain TCP).
     tls_failure: Failure,
 }
@@ -38,18 +41,25 @@ enum Http {
 }
 
 impl Sender {
-    pub fn http1(sender: http1::SendRequest<WasiBody>, tls_failure: Failure) -> Self {
+    pub fn http1(sender: http1::SendRequest<WasiBody>, peer: SocketAddr, tls_failure: Failure) -> Self {
         Self {
             http: Http::V1(sender),
+            peer,
             tls_failure,
         }
     }
 
-    pub fn http2(sender: http2::SendRequest<WasiBody>, tls_failure: Failure) -> Self {
+    pub fn http2(sender: http2::SendRequest<WasiBody>, peer: SocketAddr, tls_failure: Failure) -> Self {
         Self {
             http: Http::V2(sender),
+            peer,
             tls_failure,
         }
+    }
+
+    /// The address the connection leads to.
+    pub fn peer(&self) -> SocketAddr {
+        self.peer
     }
 
     /// Whether the connection speaks HTTP/1.1 (one request at a time), not HTTP/2.
@@ -88,7 +98,7 @@ impl Sender {
     pub fn share(&self) -> Option<Sender> {
         match &self.http {
             Http::V1(_) => None,
-            Http::V2(s) => Some(Sender::http2(s.clone(), self.tls_failure.clone())),
+            Http::V2(s) => Some(Sender::http2(s.clone(), self.peer, self.tls_failure.clone())),
         }
     }
 

@@ -125,6 +125,12 @@ impl StdioServer {
         server
     }
 
+    /// This server, keeping `plugins` (which it serves) alive as long as it runs.
+    pub fn keeping(mut self, plugins: PluginDir) -> Self {
+        self._plugins = Some(plugins);
+        self
+    }
+
     /// Runs `wasm-mcp serve --plugins DIR ARGS...`.
     pub fn spawn(plugins_dir: &Path, args: &[&str]) -> Self {
         let mut command = serve_command(plugins_dir);

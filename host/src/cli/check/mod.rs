@@ -263,10 +263,11 @@ impl Inspection {
                  every connection and name lookup will be refused"
                     .into(),
             );
-        } else if uses("wasi:sockets/") && manifest.network.allow.iter().all(|r| r.tls_only) {
+        } else if uses("wasi:sockets/") && manifest.network.allow.iter().all(|r| r.http_only()) {
             warnings.push(
-                "imports wasi:sockets (network) but its manifest's [network] allow rules are all https:// (TLS only), \
-                 which grant wasi:http requests only: every socket connection and name lookup will be refused"
+                "imports wasi:sockets (network) but its manifest's [network] allow rules are all https:// (TLS only) \
+                 or limited to methods or paths, which grant wasi:http requests only: every socket connection and \
+                 name lookup will be refused"
                     .into(),
             );
         }
@@ -617,8 +618,8 @@ pub fn render_grants(out: &mut String, manifest: &Manifest, limits: Option<&Limi
             .allow
             .iter()
             .map(|r| match r.tls_only {
-                true => format!("{} (TLS only)", r.text),
-                false => r.text.clone(),
+                true => format!("{r} (TLS only)"),
+                false => r.to_string(),
             })
             .collect();
         let _ = writeln!(out, "  network      {}", rules.join(", "));

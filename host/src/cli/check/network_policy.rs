@@ -76,7 +76,7 @@ pub fn render(dir: &Path, inspections: &[Inspection]) -> String {
                 continue;
             };
             let entry = entries.entry(destination).or_default();
-            let protocols: &[Protocol] = match (rule.tls_only, udp) {
+            let protocols: &[Protocol] = match (rule.http_only(), udp) {
                 (false, true) => &[Protocol::Tcp, Protocol::Udp],
                 _ => &[Protocol::Tcp],
             };

@@ -121,6 +121,10 @@ pub struct CallScope {
     sent: Mutex<Sent>,
     cancel: CancellationToken,
     waited: Mutex<ClientWaits>,
+    /// Whom the request acts for, as a caller bucket keeps its keys apart:
+    /// the principal's id, or the user of a stdio server; none when the
+    /// server cannot tell callers apart (HTTP without authentication).
+    caller: Option<String>,
 }
 
 /// What a call has sent toward its client, against its bounds.
@@ -182,7 +186,19 @@ impl CallScope {
             sent: Mutex::new(Sent::default()),
             cancel,
             waited: Mutex::new(ClientWaits::default()),
+            caller: None,
         }
+    }
+
+    /// The scope of a request that acts for `caller` (see [`Self::caller`]).
+    pub fn acting_for(mut self, caller: Option<String>) -> Self {
+        self.caller = caller;
+        self
+    }
+
+    /// Whom the request acts for, if the server can tell.
+    pub fn caller(&self) -> Option<&str> {
+        self.caller.as_deref()
     }
 
     /// A scope with no client behind it (see [`NoClient`]), never cancelled.

@@ -8,6 +8,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::guard::MemoryMeter;
+use super::keyvalue::Buckets;
 use super::scope::CallScope;
 use crate::sandbox::http::HttpGate;
 use crate::sandbox::{CapturedOutput, Grants, NetworkPolicy, NetworkView};
@@ -25,17 +26,23 @@ pub struct CallState {
     /// `wasi:http` state; its hooks hold outgoing requests to the network grants.
     pub http: WasiHttpCtx,
     pub http_gate: HttpGate,
+    /// The `wasi:keyvalue` buckets the plugin may open.
+    pub buckets: Arc<Buckets>,
+    /// Buckets and compare-and-swaps the call holds open.
+    pub keyvalue_handles: usize,
 }
 
 impl CallState {
     /// The state of a call of `plugin` in the sandbox of `grants`, serving
-    /// `scope` with its linear memory metered by `memory`; and the buffers
+    /// `scope` with its linear memory metered by `memory`, keeping state in
+    /// `buckets`; and the buffers
     /// its stdout and stderr write to.
     pub fn new(
         plugin: Arc<str>,
         grants: &Grants,
         scope: Arc<CallScope>,
         memory: MemoryMeter,
+        buckets: Arc<Buckets>,
     ) -> anyhow::Result<(Self, CapturedOutput)> {
         let (wasi, output) = grants.wasi_context()?;
         let state = Self {
@@ -47,6 +54,8 @@ impl CallState {
             network: grants.network(),
             http: WasiHttpCtx::new(),
             http_gate: HttpGate::new(grants.network(), grants.tls()),
+            buckets,
+            keyvalue_handles: 0,
         };
         Ok((state, output))
     }

@@ -13,7 +13,7 @@ use anyhow::{Context, Result, bail};
 use tokio::sync::Semaphore;
 use wasmtime::component::{HasSelf, Linker};
 
-use crate::call::{CallState, MemoryBudget};
+use crate::call::{Buckets, CallState, MemoryBudget, PluginStore};
 use crate::config::Settings;
 use crate::contract::bindings;
 use crate::limits::Limits;
@@ -38,12 +38,15 @@ pub struct PluginRuntime {
     host_calls: Arc<Semaphore>,
     spare_slots: Arc<Semaphore>,
     memory: Arc<MemoryBudget>,
+    /// Where plugins keep their `wasi:keyvalue` state.
+    plugin_state: Arc<dyn PluginStore>,
 }
 
 impl PluginRuntime {
     /// A runtime with `settings`' limits and concurrency, caching compiled
-    /// plugins in `cache_dir` (none: compile on every load).
-    pub fn new(settings: &Settings, cache_dir: Option<PathBuf>) -> Result<Self> {
+    /// plugins in `cache_dir` (none: compile on every load), whose plugins
+    /// keep their `wasi:keyvalue` state in `plugin_state`.
+    pub fn new(settings: &Settings, cache_dir: Option<PathBuf>, plugin_state: Arc<dyn PluginStore>) -> Result<Self> {
         let max_calls = settings.server.max_concurrent_calls;
         let engine = plugin_engine(&EngineSettings {
             // Listing a plugin while it loads takes instances too.
@@ -57,6 +60,7 @@ impl PluginRuntime {
         crate::sandbox::dns::add_to_linker(&mut linker)?;
         // Outgoing HTTP, held to the same network grants (see `sandbox::http`).
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+        // The contract's host imports, and `wasi:keyvalue` (see `call::keyvalue`).
         bindings::World::add_to_linker::<_, HasSelf<CallState>>(&mut linker, |state| state)?;
         Ok(Self {
             linker,
@@ -70,6 +74,7 @@ impl PluginRuntime {
                     .max_total_memory_mib
                     .unwrap_or_else(half_the_machines_memory_mib),
             ),
+            plugin_state,
         })
     }
 
@@ -105,6 +110,7 @@ impl PluginRuntime {
         let (component, sha256) = self.cache.component(self.linker.engine(), path, bytes).await?;
         let settings = PluginSettings {
             grants: Grants::from_manifest(name, &manifest)?,
+            buckets: Buckets::new(name, manifest.keyvalue.grants(), self.plugin_state.clone()),
             limits: manifest.plugin_limits(&self.limits)?,
             host_calls: self.host_calls.clone(),
             spare_slots: self.spare_slots.clone(),

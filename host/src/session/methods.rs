@@ -294,12 +294,10 @@ impl Session {
             request: id.clone(),
             era: era.clone(),
         });
-        Arc::new(CallScope::new(
-            link,
-            progress_token,
-            cancel,
-            NotificationBounds::of(&self.hub.config),
-        ))
+        Arc::new(
+            CallScope::new(link, progress_token, cancel, NotificationBounds::of(&self.hub.config))
+                .acting_for(self.caller()),
+        )
     }
 
     /// server/discover: the versions this server speaks and what it offers.

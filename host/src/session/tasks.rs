@@ -43,12 +43,15 @@ impl Session {
             session: self.clone(),
             task: task.clone(),
         });
-        let scope = Arc::new(CallScope::new(
-            link,
-            progress_token,
-            task.cancel.clone(),
-            NotificationBounds::of(&self.hub.config),
-        ));
+        let scope = Arc::new(
+            CallScope::new(
+                link,
+                progress_token,
+                task.cancel.clone(),
+                NotificationBounds::of(&self.hub.config),
+            )
+            .acting_for(self.caller()),
+        );
         let session = self.clone();
         let running = task.clone();
         let span = telemetry::task(&task.id);

@@ -432,3 +432,29 @@ fn each_oauth_principal_sees_only_its_own_notes_and_shares_the_counters() {
         3
     );
 }
+
+#[test]
+fn the_python_and_javascript_helpers_keep_state_seen_from_a_second_replica() {
+    let backend = Backend::Redis(TestRedis::start());
+    for plugin in ["scratchpad", "jotter"] {
+        let mut first = serve(PluginDir::with(&[plugin]), &backend);
+        let mut second = serve(PluginDir::with(&[plugin]), &backend);
+        // The manifest's prefix keeps the two examples' tools apart.
+        let tool = |name: &str| format!("{plugin}_{name}");
+        let jot = |server: &mut StdioServer, line: &str| text(server, &tool("jot"), json!({"key": "todo", "text": line}));
+        assert_eq!(jot(&mut first, "a"), ("todo has 1 line(s)".to_owned(), false), "{plugin}");
+        assert_eq!(jot(&mut second, "b"), ("todo has 2 line(s)".to_owned(), false), "{plugin}");
+        assert_eq!(text(&mut first, &tool("read"), json!({"key": "todo"})), ("a\nb".to_owned(), false), "{plugin}");
+        assert_eq!(structured(&mut first, &tool("tally"), json!({"name": "t"}))["value"], 1, "{plugin}");
+        assert_eq!(structured(&mut second, &tool("tally"), json!({"name": "t"}))["value"], 2, "{plugin}");
+        let (keys, failed) = text(&mut second, &tool("peek"), json!({"bucket": "pages"}));
+        assert_eq!((keys.as_str(), failed), ("tally:t, todo", false), "{plugin}");
+        let (refused, failed) = text(&mut second, &tool("peek"), json!({"bucket": "secret"}));
+        assert!(
+            failed && refused.contains(&format!("({plugin}.toml): [keyvalue] buckets = [\"pages\", \"secret\"]")),
+            "{plugin}: {refused}"
+        );
+        first.shutdown();
+        second.shutdown();
+    }
+}

@@ -54,6 +54,9 @@ pub enum StoreFault {
     Unavailable(String),
 }
 
+/// One page of keys, and the cursor of the next page (none: the last).
+pub type KeyPage = (Vec<String>, Option<String>);
+
 /// How a compare-and-swap ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Swapped {
@@ -70,7 +73,9 @@ pub trait PluginStore: Send + Sync {
         namespace: &'a str,
         keys: Vec<String>,
     ) -> BoxFuture<'a, Result<Vec<Option<Vec<u8>>>, StoreFault>>;
-    /// Writes every pair or, when that would go past `quota`, none.
+    /// Writes the pairs in order; one that would go past `quota` is refused
+    /// with the fault, and the rest with it (those before it may or may not
+    /// be written, as `batch` allows).
     fn set_many<'a>(
         &'a self,
         namespace: &'a str,
@@ -84,7 +89,7 @@ pub trait PluginStore: Send + Sync {
         namespace: &'a str,
         cursor: Option<String>,
         limit: usize,
-    ) -> BoxFuture<'a, Result<(Vec<String>, Option<String>), StoreFault>>;
+    ) -> BoxFuture<'a, Result<KeyPage, StoreFault>>;
     fn increment<'a>(
         &'a self,
         namespace: &'a str,
@@ -286,7 +291,8 @@ impl store::Host for CallState {
         let bucket = match opened {
             Ok(bucket) => bucket,
             Err(why) => {
-                tracing::warn!(plugin = %self.plugin, bucket = %identifier, "{why}");
+                // The plugin has the words (a plugin opening in a loop would flood the log).
+                tracing::debug!(plugin = %self.plugin, bucket = %identifier, "{why}");
                 return Ok(Err(Error::Other(why)));
             }
         };

@@ -24,7 +24,7 @@ use redb::{Database, DatabaseError, ReadableDatabase, ReadableTable, Table, Tabl
 use tokio::sync::OnceCell;
 
 use super::{TaskEntry, now_ms, supersedes};
-use crate::call::keyvalue::{Quota, StoreFault, Swapped};
+use crate::call::keyvalue::{KeyPage, Quota, StoreFault, Swapped};
 
 /// Task records by id, each a JSON [`TaskEntry`].
 const TASKS: TableDefinition<&str, &[u8]> = TableDefinition::new("tasks");
@@ -145,7 +145,7 @@ impl Embedded {
         namespace: &str,
         cursor: Option<String>,
         limit: usize,
-    ) -> Result<(Vec<String>, Option<String>), StoreFault> {
+    ) -> Result<KeyPage, StoreFault> {
         let namespace = namespace.to_owned();
         self.with_kv(move |db| {
             let table = db.begin_read()?.open_table(KEYVALUE)?;

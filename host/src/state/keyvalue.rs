@@ -4,7 +4,7 @@
 
 use super::{Backend, StateStore};
 use crate::call::BoxFuture;
-use crate::call::keyvalue::{PluginStore, Quota, StoreFault, Swapped};
+use crate::call::keyvalue::{KeyPage, PluginStore, Quota, StoreFault, Swapped};
 
 impl StateStore {
     /// Says which store did not answer, and what that means for plugins.
@@ -60,7 +60,7 @@ impl PluginStore for StateStore {
         namespace: &'a str,
         cursor: Option<String>,
         limit: usize,
-    ) -> BoxFuture<'a, Result<(Vec<String>, Option<String>), StoreFault>> {
+    ) -> BoxFuture<'a, Result<KeyPage, StoreFault>> {
         on_backend!(self, kv_list_keys(namespace, cursor, limit))
     }
 

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{SetOnce, broadcast, mpsc};
 
 use super::{Event, TaskEntry};
-use crate::call::keyvalue::{Quota, StoreFault, Swapped};
+use crate::call::keyvalue::{KeyPage, Quota, StoreFault, Swapped};
 
 const EVENTS: &str = "wasm-mcp:events";
 const RUNNING: &str = "wasm-mcp:running";
@@ -197,7 +197,7 @@ pub struct Shared {
     replica: String,
     lease: Duration,
     put: Script,
-    kv: KvScripts,
+    kv: Box<KvScripts>,
 }
 
 impl Shared {
@@ -237,7 +237,7 @@ impl Shared {
             replica: replica.to_owned(),
             lease,
             put: Script::new(PUT),
-            kv: KvScripts::new(),
+            kv: Box::new(KvScripts::new()),
         })
     }
 
@@ -401,7 +401,7 @@ impl Shared {
         namespace: &str,
         cursor: Option<String>,
         limit: usize,
-    ) -> Result<(Vec<String>, Option<String>), StoreFault> {
+    ) -> Result<KeyPage, StoreFault> {
         let (next, keys): (String, Vec<String>) = self
             .kv_invoke(&self.kv.list, namespace, |invocation| {
                 invocation.arg(cursor.unwrap_or_default()).arg(limit);

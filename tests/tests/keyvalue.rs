@@ -82,6 +82,16 @@ fn text(server: &mut StdioServer, tool: &str, arguments: Value) -> (String, bool
     (single_text(result), is_tool_error(result))
 }
 
+/// The keys kv-probe's `list` found.
+fn key_set(listed: &Value) -> BTreeSet<&str> {
+    listed["keys"]
+        .as_array()
+        .expect("keys")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect()
+}
+
 #[test]
 fn every_operation_of_store_atomics_and_batch_from_a_plugin() {
     for backend in Backend::both() {
@@ -126,12 +136,7 @@ fn every_operation_of_store_atomics_and_batch_from_a_plugin() {
         );
         assert_eq!(filled, json!({"written": 250}), "{}", backend.name());
         let listed = structured(&mut server, "list", json!({"bucket": "data"}));
-        let keys: BTreeSet<&str> = listed["keys"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(Value::as_str)
-            .collect();
+        let keys = key_set(&listed);
         let expected: BTreeSet<String> = (0..250).map(|i| format!("page-{i}")).collect();
         assert_eq!(
             keys,
@@ -272,12 +277,7 @@ fn expired_keys_are_gone_and_free_their_quota() {
             "{name}: the expired keys made room"
         );
         let listed = structured(&mut server, "list", json!({"bucket": "cache"}));
-        let keys: BTreeSet<&str> = listed["keys"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(Value::as_str)
-            .collect();
+        let keys = key_set(&listed);
         assert!(keys.iter().all(|key| key.starts_with("second-")), "{name}: {listed}");
         server.shutdown();
     }
@@ -441,17 +441,41 @@ fn the_python_and_javascript_helpers_keep_state_seen_from_a_second_replica() {
         let mut second = serve(PluginDir::with(&[plugin]), &backend);
         // The manifest's prefix keeps the two examples' tools apart.
         let tool = |name: &str| format!("{plugin}_{name}");
-        let jot = |server: &mut StdioServer, line: &str| text(server, &tool("jot"), json!({"key": "todo", "text": line}));
-        assert_eq!(jot(&mut first, "a"), ("todo has 1 line(s)".to_owned(), false), "{plugin}");
-        assert_eq!(jot(&mut second, "b"), ("todo has 2 line(s)".to_owned(), false), "{plugin}");
-        assert_eq!(text(&mut first, &tool("read"), json!({"key": "todo"})), ("a\nb".to_owned(), false), "{plugin}");
-        assert_eq!(structured(&mut first, &tool("tally"), json!({"name": "t"}))["value"], 1, "{plugin}");
-        assert_eq!(structured(&mut second, &tool("tally"), json!({"name": "t"}))["value"], 2, "{plugin}");
+        let jot =
+            |server: &mut StdioServer, line: &str| text(server, &tool("jot"), json!({"key": "todo", "text": line}));
+        assert_eq!(
+            jot(&mut first, "a"),
+            ("todo has 1 line(s)".to_owned(), false),
+            "{plugin}"
+        );
+        assert_eq!(
+            jot(&mut second, "b"),
+            ("todo has 2 line(s)".to_owned(), false),
+            "{plugin}"
+        );
+        assert_eq!(
+            text(&mut first, &tool("read"), json!({"key": "todo"})),
+            ("a\nb".to_owned(), false),
+            "{plugin}"
+        );
+        assert_eq!(
+            structured(&mut first, &tool("tally"), json!({"name": "t"}))["value"],
+            1,
+            "{plugin}"
+        );
+        assert_eq!(
+            structured(&mut second, &tool("tally"), json!({"name": "t"}))["value"],
+            2,
+            "{plugin}"
+        );
         let (keys, failed) = text(&mut second, &tool("peek"), json!({"bucket": "pages"}));
         assert_eq!((keys.as_str(), failed), ("tally:t, todo", false), "{plugin}");
         let (refused, failed) = text(&mut second, &tool("peek"), json!({"bucket": "secret"}));
         assert!(
-            failed && refused.contains(&format!("({plugin}.toml): [keyvalue] buckets = [\"pages\", \"secret\"]")),
+            failed
+                && refused.contains(&format!(
+                    "({plugin}.toml): [keyvalue] buckets = [\"pages\", \"secret\"]"
+                )),
             "{plugin}: {refused}"
         );
         first.shutdown();

@@ -1,12 +1,14 @@
 //! One call into a plugin, from its turn to its outcome: the store and fresh
 //! instance it runs in ([`Call`]), that store's state ([`CallState`]), the
 //! request it serves ([`CallScope`]), the host imports it may use
-//! (`imports`, and `wasi:keyvalue` in [`keyvalue`]), the guard that enforces every limit ([`guard`]) and how it
+//! (`imports`, and `wasi:keyvalue` in `keyvalue` on the granted
+//! [`buckets`]), the guard that enforces every limit ([`guard`]) and how it
 //! ended ([`CallError`]).
 
+pub mod buckets;
 mod guard;
 mod imports;
-pub mod keyvalue;
+mod keyvalue;
 mod outcome;
 mod scope;
 mod state;
@@ -16,8 +18,8 @@ use std::sync::Arc;
 use wasmtime::Store;
 use wasmtime::component::{Instance, InstancePre};
 
+pub use buckets::{Buckets, PluginStore};
 pub use guard::{FUEL_YIELD_INTERVAL, Guard, MemoryBudget, MemoryMeter, Turn, within_output_limit};
-pub use keyvalue::{Buckets, PluginStore};
 pub use outcome::{CallError, Cancelled};
 pub use scope::{BoxFuture, CallScope, ChangedLists, ClientLink, ClientRequestError, NoClient, Question, ask_each};
 pub use state::CallState;

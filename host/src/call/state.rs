@@ -7,8 +7,8 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+use super::buckets::Buckets;
 use super::guard::MemoryMeter;
-use super::keyvalue::Buckets;
 use super::scope::CallScope;
 use crate::sandbox::http::HttpGate;
 use crate::sandbox::{CapturedOutput, Grants, NetworkPolicy, NetworkView};

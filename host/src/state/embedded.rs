@@ -24,7 +24,7 @@ use redb::{Database, DatabaseError, ReadableDatabase, ReadableTable, Table, Tabl
 use tokio::sync::OnceCell;
 
 use super::{TaskEntry, now_ms, supersedes};
-use crate::call::keyvalue::{KeyPage, Quota, StoreFault, Swapped};
+use crate::call::buckets::{KeyPage, Quota, StoreFault, Swapped};
 
 /// Task records by id, each a JSON [`TaskEntry`].
 const TASKS: TableDefinition<&str, &[u8]> = TableDefinition::new("tasks");

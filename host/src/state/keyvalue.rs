@@ -4,7 +4,7 @@
 
 use super::{Backend, StateStore};
 use crate::call::BoxFuture;
-use crate::call::keyvalue::{KeyPage, PluginStore, Quota, StoreFault, Swapped};
+use crate::call::buckets::{KeyPage, PluginStore, Quota, StoreFault, Swapped};
 
 impl StateStore {
     /// Says which store did not answer, and what that means for plugins.
@@ -193,7 +193,9 @@ mod tests {
         store.set_many("e/", brief, pairs(&["a"])).await.unwrap();
         tokio::time::sleep(Duration::from_millis(5)).await;
         assert_eq!(store.get_many("e/", vec!["a".into()]).await.unwrap(), vec![None]);
-        store.set_many("e/", brief, pairs(&["b"])).await.unwrap();
+        // Kept with no expiry, in the room `a` made.
+        let lasting = Quota { max_keys: 1, ..ROOMY };
+        store.set_many("e/", lasting, pairs(&["b"])).await.unwrap();
         assert_eq!(store.list_keys("e/", None, 10).await.unwrap().0, vec!["b".to_owned()]);
     }
 }

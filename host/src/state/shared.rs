@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{SetOnce, broadcast, mpsc};
 
 use super::{Event, TaskEntry};
-use crate::call::keyvalue::{KeyPage, Quota, StoreFault, Swapped};
+use crate::call::buckets::{KeyPage, Quota, StoreFault, Swapped};
 
 const EVENTS: &str = "wasm-mcp:events";
 const RUNNING: &str = "wasm-mcp:running";

@@ -125,7 +125,7 @@ test: build plugins node-deps scale-deps registry-deps image-deps $(SDK_CLIENT)/
 # never need), sharing the root's target directory.
 BENCH := CARGO_TARGET_DIR=$(CURDIR)/target $(CARGO)
 
-## bench: the performance suite (table printed and written to bench/results.md), then the transport, reload, limits, replicas, telemetry, authentication and registry benches
+## bench: the performance suite (table printed and written to bench/results.md), then the transport, reload, limits, replicas, telemetry, authentication, registry and key-value benches
 bench: build plugins scale-deps registry-deps
 	$(BENCH) build --release --manifest-path bench/Cargo.toml
 	target/release/wasm-mcp-bench
@@ -136,6 +136,7 @@ bench: build plugins scale-deps registry-deps
 	target/release/wasm-mcp-bench telemetry
 	target/release/wasm-mcp-bench auth
 	target/release/wasm-mcp-bench registry
+	target/release/wasm-mcp-bench keyvalue
 
 ## bench-check: wasm-mcp's server CPU per echo call (one at a time and 16 in flight, as a multiple of
 ## rmcp's in the same run) against bench/baseline.json; fails when either grew more than 25 %. Run it before a

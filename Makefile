@@ -64,17 +64,25 @@ $(COMPONENTIZE_JS): plugins/js/package-lock.json
 	cd plugins/js && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# The world a Python or JavaScript plugin is built for: `plugin`, or the one a line
+# `# world: NAME` (`// world: NAME`) of its source names (`stateful-plugin` for one that keeps
+# state through wasi:keyvalue). A NAME.toml beside the source is its manifest, copied along.
+world_of = $(or $(shell sed -n 's/^\(\#\|\/\/\) world: *//p' $(1) | head -n 1),plugin)
+manifest_of = if [ -f $(1)/$(2).toml ]; then cp $(1)/$(2).toml $(PLUGINS_DIR)/$(2).toml; fi
+
 .SECONDEXPANSION:
-$(PY_PLUGINS): $(PLUGINS_DIR)/%.wasm: $$(wildcard plugins/python/%/*.py) plugins/python/wasm_mcp.py wit/plugin.wit $(COMPONENTIZE_PY)
+$(PY_PLUGINS): $(PLUGINS_DIR)/%.wasm: $$(wildcard plugins/python/%/*.py) plugins/python/wasm_mcp.py wit/plugin.wit wit/state.wit $(COMPONENTIZE_PY)
 	@mkdir -p $(@D)
-	$(COMPONENTIZE_PY) --quiet -d wit -w plugin componentize -p plugins/python/$* -p plugins/python app -o $@.partial
+	$(COMPONENTIZE_PY) --quiet -d wit -w $(call world_of,plugins/python/$*/app.py) componentize -p plugins/python/$* -p plugins/python app -o $@.partial
 	mv $@.partial $@
+	$(call manifest_of,plugins/python/$*,$*)
 
 # The component imports only the host: every WASI feature componentize-js can leave out is disabled.
-$(JS_PLUGINS): $(PLUGINS_DIR)/%.wasm: $$(wildcard plugins/js/%/*.js) plugins/js/wasm-mcp.js wit/plugin.wit $(COMPONENTIZE_JS)
+$(JS_PLUGINS): $(PLUGINS_DIR)/%.wasm: $$(wildcard plugins/js/%/*.js) plugins/js/wasm-mcp.js wit/plugin.wit wit/state.wit $(COMPONENTIZE_JS)
 	@mkdir -p $(@D)
-	$(COMPONENTIZE_JS) plugins/js/$*/plugin.js --wit wit -n plugin -d stdio random clocks http fetch-event -o $@.partial
+	$(COMPONENTIZE_JS) plugins/js/$*/plugin.js --wit wit -n $(call world_of,plugins/js/$*/plugin.js) -d stdio random clocks http fetch-event -o $@.partial
 	mv $@.partial $@
+	$(call manifest_of,plugins/js/$*,$*)
 
 ## run: install what is missing, build, and serve plugins/dist over stdio
 run: build plugins
@@ -117,7 +125,7 @@ test: build plugins node-deps scale-deps registry-deps image-deps $(SDK_CLIENT)/
 # never need), sharing the root's target directory.
 BENCH := CARGO_TARGET_DIR=$(CURDIR)/target $(CARGO)
 
-## bench: the performance suite (table printed and written to bench/results.md), then the transport, reload, limits, replicas, telemetry, authentication and registry benches
+## bench: the performance suite (table printed and written to bench/results.md), then the transport, reload, limits, replicas, telemetry, authentication, registry and key-value benches
 bench: build plugins scale-deps registry-deps
 	$(BENCH) build --release --manifest-path bench/Cargo.toml
 	target/release/wasm-mcp-bench
@@ -128,6 +136,7 @@ bench: build plugins scale-deps registry-deps
 	target/release/wasm-mcp-bench telemetry
 	target/release/wasm-mcp-bench auth
 	target/release/wasm-mcp-bench registry
+	target/release/wasm-mcp-bench keyvalue
 
 ## bench-check: wasm-mcp's server CPU per echo call (one at a time and 16 in flight, as a multiple of
 ## rmcp's in the same run) against bench/baseline.json; fails when either grew more than 25 %. Run it before a

@@ -8,6 +8,8 @@
 //! - `wasm-mcp-bench limits`: the cost of fuel (and epochs) on CPU-bound tools.
 //! - `wasm-mcp-bench replicas`: 1 and 3 replicas behind HAProxy sharing a
 //!   Redis, and task create-to-result with the embedded store and Redis.
+//! - `wasm-mcp-bench keyvalue`: `wasi:keyvalue` get and set from a plugin,
+//!   p50 and p99, with the embedded store and with Redis.
 //! - `wasm-mcp-bench registry`: `add` of the Python plugin from a real
 //!   registry, and start with ten locked plugins from a warm store against
 //!   ten files.
@@ -22,6 +24,7 @@
 mod auth;
 mod cpu;
 mod http;
+mod keyvalue;
 mod limits;
 mod machine;
 mod native_server;
@@ -50,6 +53,7 @@ fn main() -> std::process::ExitCode {
         Some("telemetry") => telemetry::run(),
         Some("auth") => auth::run(),
         Some("registry") => registry::run(),
+        Some("keyvalue") => keyvalue::run(),
         Some("cpu-check") => {
             let baseline = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("baseline.json");
             let cache = tempfile::tempdir().expect("a cache directory");
@@ -65,7 +69,7 @@ fn main() -> std::process::ExitCode {
         Some(other) => {
             eprintln!(
                 "unknown command {other:?}: use `run` (the default), `http`, `reload [languages]`, `limits`, \
-                 `replicas`, `telemetry`, `auth`, `registry`, `cpu-check [--write-baseline]`, `native-server` or `rmcp-server`"
+                 `replicas`, `telemetry`, `auth`, `registry`, `keyvalue`, `cpu-check [--write-baseline]`, `native-server` or `rmcp-server`"
             );
             std::process::exit(2);
         }

@@ -11,6 +11,7 @@ use serde_json::json;
 use wasm_mcp::call::CallScope;
 use wasm_mcp::config::Settings;
 use wasm_mcp::runtime::PluginRuntime;
+use wasm_mcp::state::StateStore;
 use wasm_mcp_tests::process::serve_command;
 use wasm_mcp_tests::stdio::{LeanStdioClient, ToolCall};
 use wasm_mcp_tests::{PluginDir, plugin_wasm};
@@ -341,8 +342,12 @@ fn fresh_instance(report: &mut Report, sizes: &Sizes) {
         .expect("a tokio runtime");
     let cache = tempfile::tempdir().expect("a cache directory");
     let (calls, cycles) = runtime.block_on(async {
-        let plugins =
-            PluginRuntime::new(&Settings::default(), Some(cache.path().to_owned())).expect("the plugin runtime starts");
+        let plugins = PluginRuntime::new(
+            &Settings::default(),
+            Some(cache.path().to_owned()),
+            StateStore::in_memory(),
+        )
+        .expect("the plugin runtime starts");
         let plugin = plugins.load(&plugin_wasm("raw-echo")).await.expect("raw-echo loads");
         let (name, arguments) = ("echo".to_string(), r#"{"message":"hi"}"#.to_string());
         let (mut calls, mut cycles) = (Vec::new(), Vec::new());

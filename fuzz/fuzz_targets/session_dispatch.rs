@@ -70,8 +70,9 @@ fn host() -> &'static Host {
         };
         let cache = root.join("fuzz/target/plugin-cache");
         std::fs::create_dir_all(&cache).unwrap();
-        let plugins = Arc::new(PluginRuntime::new(&settings, Some(cache)).unwrap());
-        let hub = Hub::new(settings.server, StateStore::in_memory()).expect("the default settings make a hub");
+        let store = StateStore::in_memory();
+        let plugins = Arc::new(PluginRuntime::new(&settings, Some(cache), store.clone()).unwrap());
+        let hub = Hub::new(settings.server, store).expect("the default settings make a hub");
         let loaded =
             runtime.block_on(async {
                 let mut loaded = Vec::new();

@@ -6,6 +6,11 @@
 
 use std::collections::BTreeSet;
 
+/// Whom the requests of a server's own user act for (over stdio, and
+/// `wasm-mcp call`), where state is kept per caller; no principal's id
+/// looks like it.
+pub const LOCAL_CALLER: &str = "local user";
+
 /// An authenticated caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {

@@ -253,3 +253,82 @@ export function definePlugin({ host, tools = {}, resources = {}, prompts = {} })
     },
   };
 }
+
+/** A state operation the host refused or failed; the message is the host's. */
+export class StateError extends Error {}
+
+/** The `StateError` of a `wasi:keyvalue` error (thrown by the import as its payload). */
+function stateError(thrown) {
+  const error = thrown?.payload ?? thrown;
+  switch (error?.tag) {
+    case "other":
+      return new StateError(error.val);
+    case "no-such-store":
+      return new StateError("no such bucket");
+    case "access-denied":
+      return new StateError("access to the bucket was denied");
+    default:
+      return thrown;
+  }
+}
+
+function kv(operation) {
+  try {
+    return operation();
+  } catch (thrown) {
+    throw stateError(thrown);
+  }
+}
+
+/**
+ * Opens the bucket `name` of the plugin's state, which the manifest must
+ * grant (`[keyvalue] buckets = ["notes"]`); `imports` is `{ store, atomics }`,
+ * the plugin's own imports of `wasi:keyvalue/store@0.2.0-draft2` and
+ * `wasi:keyvalue/atomics@0.2.0-draft2` (a plugin built for the
+ * `stateful-plugin` world: a line `// world: stateful-plugin` in plugin.js).
+ * Values are `Uint8Array` (a string is stored as UTF-8); a counter is its
+ * decimal text. Errors are thrown as `StateError`.
+ */
+export function openBucket({ store, atomics }, name) {
+  const bucket = kv(() => store.open(name));
+  const bytes = (value) => (typeof value === "string" ? new TextEncoder().encode(value) : value);
+  return {
+    get: (key) => kv(() => bucket.get(key)),
+    getText(key) {
+      const value = this.get(key);
+      return value === undefined ? undefined : new TextDecoder().decode(value);
+    },
+    set: (key, value) => kv(() => bucket.set(key, bytes(value))),
+    delete: (key) => kv(() => bucket.delete(key)),
+    exists: (key) => kv(() => bucket.exists(key)),
+    /** One page of keys, and the cursor of the next (undefined: the last). */
+    keysPage: (cursor) => kv(() => bucket.listKeys(cursor)),
+    keys() {
+      const keys = [];
+      let cursor;
+      do {
+        const page = this.keysPage(cursor);
+        keys.push(...page.keys);
+        cursor = page.cursor;
+      } while (cursor !== undefined);
+      return keys;
+    },
+    /** Adds `delta` to the counter `key` at once, whoever else counts; its new value. */
+    increment: (key, delta = 1) => Number(kv(() => atomics.increment(bucket, key, BigInt(delta)))),
+    /** Replaces the value of `key` with `change(the value now)` by compare-and-swap. */
+    update(key, change) {
+      let cas = kv(() => atomics.Cas.new(bucket, key));
+      for (;;) {
+        const value = bytes(change(kv(() => cas.current())));
+        try {
+          atomics.swap(cas, value);
+          return value;
+        } catch (thrown) {
+          const error = thrown?.payload;
+          if (error?.tag !== "cas-failed") throw stateError(error?.tag === "store-error" ? error.val : thrown);
+          cas = error.val;
+        }
+      }
+    },
+  };
+}

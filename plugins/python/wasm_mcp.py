@@ -34,6 +34,12 @@ take a while (a 2026-07-28 client with the tasks extension then gets a task at
 once, and the call runs on), and checks `is_cancelled()` between steps.
 `lists_changed(tools=True)` (or `prompts=`, `resources=`) says that what the
 plugin lists may have changed: the host lists it again and tells the clients.
+
+`Bucket("notes")` keeps state between calls in a bucket the manifest grants
+(`[keyvalue] buckets = ["notes"]`), through `wasi:keyvalue`: `get`, `set`,
+`delete`, `exists`, `keys`, `increment` and `update` (compare-and-swap). It
+needs the `stateful-plugin` world: put the line `# world: stateful-plugin` in
+the plugin's app.py and `make plugins` builds it for that world.
 """
 
 import inspect
@@ -46,7 +52,7 @@ from typing import Any, Callable, Optional
 __all__ = [
     "tool", "resource", "prompt", "log", "progress", "is_cancelled", "ToolError",
     "run_as_task", "lists_changed",
-    "ask", "elicit", "sample", "roots", "Elicited", "ClientError",
+    "ask", "elicit", "sample", "roots", "Elicited", "ClientError", "Bucket", "StateError",
     "Tools", "Resources", "Prompts", "Completion", "input_schema",
 ]
 
@@ -109,6 +115,91 @@ def prompt(fn=None):
         _prompts[fn.__name__] = fn
         return fn
     return register(fn) if fn is not None else register
+
+
+# ---- plugin state (wasi:keyvalue) ----------------------------------------------
+
+class StateError(Exception):
+    """The host refused or failed a state operation; the message says why
+    (a bucket the manifest does not grant names the line to add)."""
+
+
+def _state_error(error) -> StateError:
+    from wit_world.imports import store
+    if isinstance(error, store.Error_Other):
+        return StateError(error.value)
+    if isinstance(error, store.Error_NoSuchStore):
+        return StateError("no such bucket")
+    return StateError("access to the bucket was denied")
+
+
+def _kv(operation, *args):
+    """`operation(*args)`, a store error raised as a `StateError`."""
+    from componentize_py_types import Err
+    try:
+        return operation(*args)
+    except Err as err:
+        raise _state_error(err.value) from None
+
+
+class Bucket:
+    """A bucket of the plugin's state, which the host keeps (across restarts,
+    and for every replica sharing a Redis store). Values are bytes (`str` is
+    stored as UTF-8); a counter is its decimal text."""
+
+    def __init__(self, name: str):
+        from wit_world.imports import store
+        self._bucket = _kv(store.open, name)
+
+    def get(self, key: str) -> Optional[bytes]:
+        return _kv(self._bucket.get, key)
+
+    def get_text(self, key: str) -> Optional[str]:
+        value = self.get(key)
+        return None if value is None else value.decode("utf-8", "replace")
+
+    def set(self, key: str, value) -> None:
+        _kv(self._bucket.set, key, value.encode() if isinstance(value, str) else bytes(value))
+
+    def delete(self, key: str) -> None:
+        _kv(self._bucket.delete, key)
+
+    def exists(self, key: str) -> bool:
+        return _kv(self._bucket.exists, key)
+
+    def keys_page(self, cursor: Optional[str] = None) -> tuple[list[str], Optional[str]]:
+        """One page of keys and the cursor of the next (None: the last page)."""
+        page = _kv(self._bucket.list_keys, cursor)
+        return page.keys, page.cursor
+
+    def keys(self) -> list[str]:
+        keys, cursor = self.keys_page()
+        while cursor is not None:
+            more, cursor = self.keys_page(cursor)
+            keys.extend(more)
+        return keys
+
+    def increment(self, key: str, delta: int = 1) -> int:
+        """Adds `delta` to the counter `key` at once, whoever else counts."""
+        from wit_world.imports import atomics
+        return _kv(atomics.increment, self._bucket, key, delta)
+
+    def update(self, key: str, change: Callable[[Optional[bytes]], bytes]) -> bytes:
+        """Replaces the value of `key` with `change(the value now)` by
+        compare-and-swap, running `change` again if another call changed it."""
+        from componentize_py_types import Err
+        from wit_world.imports import atomics
+        cas = _kv(atomics.Cas.new, self._bucket, key)
+        while True:
+            value = change(_kv(cas.current))
+            try:
+                atomics.swap(cas, value)
+                return value
+            except Err as err:
+                if isinstance(err.value, atomics.CasError_CasFailed):
+                    cas = err.value.value
+                    continue
+                raise _state_error(err.value.value) from None
 
 
 # ---- host imports -------------------------------------------------------------

@@ -1,4 +1,5 @@
-//! The Rust bindings of the `plugin` world, generated from `wit/plugin.wit`.
+//! The Rust bindings of the `stateful-plugin` world (every feature, and
+//! `wasi:keyvalue`), generated from `wit/plugin.wit`.
 //!
 //! Plugin authors rarely need this module: the SDK re-exports the types they
 //! use and [`crate::export!`] implements the exports. It is public so that the
@@ -11,12 +12,13 @@
 #![allow(missing_docs)]
 
 wit_bindgen::generate!({
-    world: "plugin",
+    world: "stateful-plugin",
     path: "../wit",
     pub_export_macro: true,
     export_macro_name: "__export_bindings",
     default_bindings_module: "wasm_mcp_sdk::bindings",
     runtime_path: "wasm_mcp_sdk::bindings::__rt",
+    generate_all,
     additional_type_attributes: {
         "wasm-mcp:plugin/types@0.1.0/annotations": [#[derive(Default)]],
         "wasm-mcp:plugin/tools@0.1.0/tool-annotations": [#[derive(Default)]],

@@ -132,6 +132,8 @@
 //!   [`completion::starting_with`].
 //! - Requests to the host and the client (logging, progress, cancellation,
 //!   sampling, elicitation, roots, resource updates): [`host`].
+//! - State kept between calls, across restarts and replicas, in the buckets
+//!   the manifest grants: [`state::Bucket`].
 //!
 //! - Unit tests on your machine, without wasm: [`testing::FakeHost`] stands
 //!   in for the host (records logs and progress, cancels when told, answers
@@ -143,9 +145,11 @@
 //! (resources, templates, prompts, completion, resource updates),
 //! `plugins/batch-digest` (progress, cancellation, tasks, native tests) and
 //! `sdk-guest/examples/ask_the_client.rs` (sampling, elicitation, roots,
-//! native tests). The plugin author's guide is `docs/plugin-guide.md`.
+//! native tests), `plugins/memory` (state in buckets: notes per caller, shared
+//! counters). The plugin author's guide is `docs/plugin-guide.md`.
 //!
-//! Every call may run in a fresh instance: keep no state between calls.
+//! Every call may run in a fresh instance: keep no state in memory between
+//! calls; keep it in a bucket ([`state`]).
 //! Parts a plugin does not use are served empty, and unknown names or URIs
 //! get [`Error::NotFound`].
 
@@ -164,6 +168,7 @@ mod prompt;
 mod resource;
 mod result;
 mod schema;
+pub mod state;
 pub mod testing;
 mod tool;
 mod uri_template;

@@ -198,7 +198,7 @@ secret = "token"
             && audits[0].contains("binding=api")
             && audits[0].contains("secret=\"token\"")
             && audits[0].contains(&url(api.port, "/api/items"))
-            && audits[0].contains("caller=\"-\""),
+            && audits[0].contains("caller=\"local user\""),
         "{}",
         audits[0]
     );

@@ -1,11 +1,14 @@
 //! One call into a plugin, from its turn to its outcome: the store and fresh
 //! instance it runs in ([`Call`]), that store's state ([`CallState`]), the
 //! request it serves ([`CallScope`]), the host imports it may use
-//! (`imports`), the guard that enforces every limit ([`guard`]) and how it
+//! (`imports`, and `wasi:keyvalue` in `keyvalue` on the granted
+//! [`buckets`]), the guard that enforces every limit ([`guard`]) and how it
 //! ended ([`CallError`]).
 
+pub mod buckets;
 mod guard;
 mod imports;
+mod keyvalue;
 mod outcome;
 mod scope;
 mod state;
@@ -15,6 +18,7 @@ use std::sync::Arc;
 use wasmtime::Store;
 use wasmtime::component::{Instance, InstancePre};
 
+pub use buckets::{Buckets, PluginStore};
 pub use guard::{FUEL_YIELD_INTERVAL, Guard, MemoryBudget, MemoryMeter, Turn, within_output_limit};
 pub use outcome::{CallError, Cancelled};
 pub use scope::{BoxFuture, CallScope, ChangedLists, ClientLink, ClientRequestError, NoClient, Question, ask_each};
@@ -45,16 +49,18 @@ impl Call {
     /// Instantiates `pre`, a version of `plugin`, in the sandbox of `grants`
     /// for a call serving `scope` under `limits` (instantiating runs the
     /// component's start functions, which the limits bound like any call);
-    /// its memory counts against `memory` (see [`MemoryMeter`]).
+    /// its memory counts against `memory` (see [`MemoryMeter`]); it keeps
+    /// state in `buckets`.
     pub async fn instantiate(
         pre: &InstancePre<CallState>,
         plugin: Arc<str>,
         grants: &Grants,
+        buckets: &Arc<Buckets>,
         scope: Arc<CallScope>,
         limits: &Limits,
         memory: MemoryMeter,
     ) -> Result<Call, CallError> {
-        let (state, output) = CallState::new(plugin, grants, scope.clone(), memory)
+        let (state, output) = CallState::new(plugin, grants, scope.clone(), memory, buckets.clone())
             .map_err(|e| CallError::Crashed(format!("cannot set up its sandbox: {e:#}")))?;
         let mut store = Store::new(pre.engine(), state);
         store.limiter_async(|state| &mut state.memory);

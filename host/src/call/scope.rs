@@ -121,7 +121,9 @@ pub struct CallScope {
     sent: Mutex<Sent>,
     cancel: CancellationToken,
     waited: Mutex<ClientWaits>,
-    /// Whom the request acts for (a principal's id), when the server knows.
+    /// Whom the request acts for, as a caller bucket keeps its keys apart:
+    /// the principal's id, or the user of a stdio server; none when the
+    /// server cannot tell callers apart (HTTP without authentication).
     caller: Option<String>,
 }
 
@@ -188,14 +190,15 @@ impl CallScope {
         }
     }
 
-    /// This scope, serving a request that acts for `caller` (a principal's id).
-    pub fn acting_for(self, caller: Option<String>) -> Self {
-        Self { caller, ..self }
+    /// The scope of a request that acts for `caller` (see [`Self::caller`]).
+    pub fn acting_for(mut self, caller: Option<String>) -> Self {
+        self.caller = caller;
+        self
     }
 
-    /// Whom the request acts for, when the server knows.
-    pub fn caller(&self) -> Option<String> {
-        self.caller.clone()
+    /// Whom the request acts for, if the server can tell.
+    pub fn caller(&self) -> Option<&str> {
+        self.caller.as_deref()
     }
 
     /// A scope with no client behind it (see [`NoClient`]), never cancelled.

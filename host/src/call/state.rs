@@ -7,6 +7,7 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+use super::buckets::Buckets;
 use super::guard::MemoryMeter;
 use super::scope::CallScope;
 use crate::sandbox::http::HttpGate;
@@ -25,17 +26,23 @@ pub struct CallState {
     /// `wasi:http` state; its hooks hold outgoing requests to the network grants.
     pub http: WasiHttpCtx,
     pub http_gate: HttpGate,
+    /// The `wasi:keyvalue` buckets the plugin may open.
+    pub buckets: Arc<Buckets>,
+    /// Buckets and compare-and-swaps the call holds open.
+    pub keyvalue_handles: usize,
 }
 
 impl CallState {
     /// The state of a call of `plugin` in the sandbox of `grants`, serving
-    /// `scope` with its linear memory metered by `memory`; and the buffers
+    /// `scope` with its linear memory metered by `memory`, keeping state in
+    /// `buckets`; and the buffers
     /// its stdout and stderr write to.
     pub fn new(
         plugin: Arc<str>,
         grants: &Grants,
         scope: Arc<CallScope>,
         memory: MemoryMeter,
+        buckets: Arc<Buckets>,
     ) -> anyhow::Result<(Self, CapturedOutput)> {
         let (wasi, output) = grants.wasi_context()?;
         let mut http_gate = HttpGate::new(grants.network(), grants.tls(), grants.credentials());
@@ -49,6 +56,8 @@ impl CallState {
             plugin,
             network: grants.network(),
             http: WasiHttpCtx::new(),
+            buckets,
+            keyvalue_handles: 0,
         };
         Ok((state, output))
     }

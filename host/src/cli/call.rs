@@ -176,13 +176,15 @@ async fn call(args: &CallArgs) -> Result<()> {
     // The same compiled-code cache as `serve`: a large (Python, JavaScript)
     // component is compiled once, not on every call.
     let cache_dir = super::cache_directory(settings.server.cache_dir.clone(), args.no_cache)?;
+    // Nothing a one-off call keeps (its tasks, the plugin's key-value state) outlives it.
+    let store = StateStore::in_memory();
     // Held until the call ends: it owns the engine the plugin runs on.
-    let runtime = PluginRuntime::new(&settings, cache_dir)?;
+    let runtime = PluginRuntime::new(&settings, cache_dir, store.clone())?;
     let plugin = runtime
         .load_with_manifest(&args.plugin, manifest)
         .await
         .with_context(|| format!("{} does not load", args.plugin.display()))?;
-    let hub = Hub::new(settings.server, StateStore::in_memory())?;
+    let hub = Hub::new(settings.server, store)?;
     hub.publish(
         Catalog::build([&plugin], &Catalog::default()),
         &BTreeSet::new(),

@@ -21,6 +21,7 @@ use wasm_mcp::manifest::Manifest;
 use wasm_mcp::registry::lockfile::{ApprovedFile, Locked, Lockfile, Pending, check_name};
 use wasm_mcp::registry::{Registry, reference};
 use wasm_mcp::runtime::PluginRuntime;
+use wasm_mcp::state::StateStore;
 use wasm_mcp::trust::Grants;
 
 use super::check::render_grants;
@@ -316,7 +317,8 @@ impl Checked {
         let pulled = registry.pull(locked).await?;
         let manifest = pulled.parsed_manifest(name, dir, &locked.reference)?;
         let has_manifest = pulled.manifest.is_some();
-        let runtime = PluginRuntime::new(settings, cache)?;
+        // Loading lists the plugin: nothing it writes is kept.
+        let runtime = PluginRuntime::new(settings, cache, StateStore::in_memory())?;
         let plugin = runtime
             .load_component(name, &pulled.wasm_path, pulled.wasm, manifest)
             .await

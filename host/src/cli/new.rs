@@ -27,7 +27,28 @@ static SDK_SOURCE: Dir = include_dir!("$CARGO_MANIFEST_DIR/../sdk-guest/src");
 // The SDK's manifest names its examples, so they come along.
 static SDK_EXAMPLES: Dir = include_dir!("$CARGO_MANIFEST_DIR/../sdk-guest/examples");
 const SDK_MANIFEST: &str = include_str!("../../../sdk-guest/Cargo.toml");
-const WIT: &str = include_str!("../../../wit/plugin.wit");
+/// The contract's WIT: the plugin worlds, and the `stateful-plugin` world with the
+/// `wasi:keyvalue` it imports.
+const WIT: [(&str, &str); 6] = [
+    ("wit/plugin.wit", include_str!("../../../wit/plugin.wit")),
+    ("wit/state.wit", include_str!("../../../wit/state.wit")),
+    (
+        "wit/deps/keyvalue/world.wit",
+        include_str!("../../../wit/deps/keyvalue/world.wit"),
+    ),
+    (
+        "wit/deps/keyvalue/store.wit",
+        include_str!("../../../wit/deps/keyvalue/store.wit"),
+    ),
+    (
+        "wit/deps/keyvalue/atomics.wit",
+        include_str!("../../../wit/deps/keyvalue/atomics.wit"),
+    ),
+    (
+        "wit/deps/keyvalue/batch.wit",
+        include_str!("../../../wit/deps/keyvalue/batch.wit"),
+    ),
+];
 const PYTHON_HELPER: &str = include_str!("../../../plugins/python/wasm_mcp.py");
 const PYTHON_REQUIREMENTS: &str = include_str!("../../../plugins/python/requirements.txt");
 const JS_HELPER: &str = include_str!("../../../plugins/js/wasm-mcp.js");
@@ -135,7 +156,7 @@ fn files(name: &str, lang: Lang) -> Result<Vec<(PathBuf, String)>> {
     };
     let mut files = Vec::new();
     collect(template, Path::new(""), &mut files, &|text| substitute(text, name));
-    files.push(("wit/plugin.wit".into(), WIT.to_owned()));
+    files.extend(WIT.iter().map(|(path, text)| (PathBuf::from(path), text.to_string())));
     match lang {
         Lang::Rust => {
             files.push(("wasm-mcp-sdk/Cargo.toml".into(), SDK_MANIFEST.to_owned()));

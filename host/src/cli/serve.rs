@@ -74,9 +74,9 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     // The store of pulled plugins is kept whether or not compiled code is.
     let store_dir = super::cache_directory(settings.server.cache_dir.clone(), false)?;
     let registry = Registry::new(&settings.registry, store_dir)?;
-    let runtime = Arc::new(PluginRuntime::new(&settings, cache_dir)?);
     let lease = Duration::from_secs_f64(settings.server.task_lease_secs);
     let store = StateStore::open(&state_location(&settings.server, &args.plugins), lease)?;
+    let runtime = Arc::new(PluginRuntime::new(&settings, cache_dir, store.clone())?);
     let operator = (settings.server.metrics.clone(), settings.server.status.clone());
     let hub = Hub::new(settings.server, store)?;
     tokio::spawn(hub.clone().follow_replicas());

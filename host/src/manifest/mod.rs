@@ -1,5 +1,5 @@
 //! The plugin manifest, `NAME.toml` beside `NAME.wasm`: what the operator
-//! grants the plugin (directories, environment, network), the limits its calls
+//! grants the plugin (directories, environment, network, key-value buckets), the limits its calls
 //! run under, and how its names are exposed. No manifest grants nothing.
 //!
 //! Parsing is strict: an unknown key or an invalid value is an error that
@@ -15,9 +15,11 @@ use crate::limits::Limits;
 pub use crate::settings::LimitSettings;
 
 mod exposure;
+mod keyvalue;
 mod network;
 mod scopes;
 pub use exposure::{EntryKind, Patterns};
+pub use keyvalue::{BucketGrant, BucketScope, KeyValueSettings, default_bucket_bound};
 pub use network::{HostPattern, IpNet, NetRule, NetworkSettings, PortRange, path_under};
 pub use scopes::{ScopeRules, is_scope_token};
 
@@ -113,6 +115,9 @@ pub struct Manifest {
     /// Addresses the plugin may connect to.
     #[serde(default)]
     pub network: NetworkSettings,
+    /// The `wasi:keyvalue` buckets the plugin may open.
+    #[serde(default)]
+    pub keyvalue: KeyValueSettings,
     /// When a list is present, only the entries it matches are served.
     #[serde(default)]
     pub allow: Patterns,
@@ -170,6 +175,9 @@ impl Manifest {
             }
         }
         if let Err(why) = self.scopes.check() {
+            bail!("invalid manifest {file}: {why}");
+        }
+        if let Err(why) = self.keyvalue.check() {
             bail!("invalid manifest {file}: {why}");
         }
         if let Some(prefix) = &self.prefix

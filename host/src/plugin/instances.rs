@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use wasmtime::component::InstancePre;
 
-use crate::call::{Call, CallError, CallScope, CallState, MemoryBudget, MemoryMeter};
+use crate::call::{Buckets, Call, CallError, CallScope, CallState, MemoryBudget, MemoryMeter};
 use crate::limits::{LimitHit, Limits};
 use crate::sandbox::Grants;
 
@@ -24,6 +24,8 @@ struct Spare {
 pub struct Instances {
     pre: InstancePre<CallState>,
     grants: Grants,
+    /// The `wasi:keyvalue` buckets its manifest grants.
+    buckets: Arc<Buckets>,
     plugin: Arc<str>,
     /// The limits a spare is made under: the plugin's own.
     limits: Limits,
@@ -43,7 +45,7 @@ pub struct Instances {
 impl Instances {
     pub fn new(
         pre: InstancePre<CallState>,
-        grants: Grants,
+        (grants, buckets): (Grants, Arc<Buckets>),
         plugin: Arc<str>,
         limits: Limits,
         spare_slots: Arc<Semaphore>,
@@ -52,6 +54,7 @@ impl Instances {
         Self {
             pre,
             grants,
+            buckets,
             plugin,
             limits,
             spare: Mutex::new(None),
@@ -83,7 +86,16 @@ impl Instances {
     /// A new instance; its memory waits for the host's budget if `waits`.
     async fn instantiate(&self, scope: Arc<CallScope>, limits: &Limits, waits: bool) -> Result<Call, CallError> {
         let memory = MemoryMeter::new(limits.memory_bytes(), self.memory.clone(), waits);
-        Call::instantiate(&self.pre, self.plugin.clone(), &self.grants, scope, limits, memory).await
+        Call::instantiate(
+            &self.pre,
+            self.plugin.clone(),
+            &self.grants,
+            &self.buckets,
+            scope,
+            limits,
+            memory,
+        )
+        .await
     }
 
     /// Drops a finished call (its instance and its turn) and makes a spare if

@@ -14,7 +14,7 @@ use anyhow::{Result, bail};
 use tokio::sync::Semaphore;
 use wasmtime::component::{Component, Linker};
 
-use crate::call::{Call, CallError, CallScope, CallState, MemoryBudget, Turn};
+use crate::call::{Buckets, Call, CallError, CallScope, CallState, MemoryBudget, Turn};
 use crate::contract::bindings::{completion, prompts, resources, tools, types};
 use crate::limits::Limits;
 use crate::manifest::Manifest;
@@ -35,6 +35,8 @@ struct Exports {
 pub struct PluginSettings {
     pub manifest: Manifest,
     pub grants: Grants,
+    /// The `wasi:keyvalue` buckets the manifest grants, in the host's store.
+    pub buckets: Arc<Buckets>,
     /// Limits of every call, over the host's defaults; their
     /// `max_concurrent_calls` bounds this plugin's calls at once.
     pub limits: Limits,
@@ -118,7 +120,7 @@ impl Plugin {
         let name: Arc<str> = name.into();
         let instances = Instances::new(
             pre,
-            settings.grants,
+            (settings.grants, settings.buckets),
             name.clone(),
             settings.limits.clone(),
             settings.spare_slots,

@@ -13,7 +13,7 @@ use anyhow::{Context, Result, bail};
 use tokio::sync::Semaphore;
 use wasmtime::component::{HasSelf, Linker};
 
-use crate::call::{CallState, MemoryBudget};
+use crate::call::{Buckets, CallState, MemoryBudget, PluginStore};
 use crate::config::Settings;
 use crate::contract::bindings;
 use crate::limits::Limits;
@@ -41,13 +41,16 @@ pub struct PluginRuntime {
     memory: Arc<MemoryBudget>,
     /// The operator's credentials, bound to plugins' outgoing requests.
     secrets: Secrets,
+    /// Where plugins keep their `wasi:keyvalue` state.
+    plugin_state: Arc<dyn PluginStore>,
 }
 
 impl PluginRuntime {
     /// A runtime with `settings`' limits, concurrency and secrets (every
     /// one read now), caching compiled plugins in `cache_dir` (none: compile
-    /// on every load).
-    pub fn new(settings: &Settings, cache_dir: Option<PathBuf>) -> Result<Self> {
+    /// on every load), whose plugins keep their `wasi:keyvalue` state in
+    /// `plugin_state`.
+    pub fn new(settings: &Settings, cache_dir: Option<PathBuf>, plugin_state: Arc<dyn PluginStore>) -> Result<Self> {
         let secrets = Secrets::start(settings)?;
         let max_calls = settings.server.max_concurrent_calls;
         let engine = plugin_engine(&EngineSettings {
@@ -62,6 +65,7 @@ impl PluginRuntime {
         crate::sandbox::dns::add_to_linker(&mut linker)?;
         // Outgoing HTTP, held to the same network grants (see `sandbox::http`).
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+        // The contract's host imports, and `wasi:keyvalue` (see `call::keyvalue`).
         bindings::World::add_to_linker::<_, HasSelf<CallState>>(&mut linker, |state| state)?;
         Ok(Self {
             linker,
@@ -76,6 +80,7 @@ impl PluginRuntime {
                     .unwrap_or_else(half_the_machines_memory_mib),
             ),
             secrets,
+            plugin_state,
         })
     }
 
@@ -111,6 +116,7 @@ impl PluginRuntime {
         let (component, sha256) = self.cache.component(self.linker.engine(), path, bytes).await?;
         let settings = PluginSettings {
             grants: Grants::from_manifest(name, &manifest)?.with_credentials(self.secrets.for_plugin(name)),
+            buckets: Buckets::new(name, manifest.keyvalue.grants(), self.plugin_state.clone()),
             limits: manifest.plugin_limits(&self.limits)?,
             host_calls: self.host_calls.clone(),
             spare_slots: self.spare_slots.clone(),

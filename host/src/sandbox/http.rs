@@ -81,7 +81,7 @@ impl HttpGate {
 
     /// The call's requests act for `caller` (named where a credential is
     /// used); set again when a spare instance is armed for a request.
-    pub fn act_for(&mut self, caller: Option<String>) {
+    pub fn act_for(&mut self, caller: Option<&str>) {
         self.caller = caller.map(Arc::from);
     }
 

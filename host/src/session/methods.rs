@@ -296,7 +296,7 @@ impl Session {
         });
         Arc::new(
             CallScope::new(link, progress_token, cancel, NotificationBounds::of(&self.hub.config))
-                .acting_for(self.principal_id()),
+                .acting_for(self.caller()),
         )
     }
 

@@ -33,7 +33,7 @@ pub use hub::Hub;
 
 use crate::call::BoxFuture;
 use crate::metrics::METRICS;
-use crate::principal::Principal;
+use crate::principal::{LOCAL_CALLER, Principal};
 use crate::protocol::envelope::{ModernFields, Revision};
 use crate::protocol::jsonrpc::{self, INVALID_REQUEST, SERVER_ERROR};
 use crate::protocol::modern;
@@ -99,6 +99,9 @@ pub struct Session {
     /// Whom its requests act for (over HTTP with authentication); the
     /// latest credential of a session's principal brings its scopes.
     principal: Mutex<Option<Principal>>,
+    /// Its client is the user who started the server (stdio, `wasm-mcp
+    /// call`): the caller a caller bucket keeps keys for without a principal.
+    local: bool,
 }
 
 impl Drop for Session {
@@ -141,8 +144,17 @@ async fn keep_alive(session: std::sync::Weak<Session>, interval: Duration) {
 }
 
 impl Session {
+    /// A session of the user who started the server (stdio, `wasm-mcp call`).
     pub fn new(hub: Arc<Hub>, outbox: Outbox) -> Arc<Self> {
-        Self::acting_for(hub, outbox, None)
+        Self::open(hub, outbox, None, true)
+    }
+
+    /// Whom its requests act for, as a caller bucket of a plugin keeps keys
+    /// apart: the principal, else the local user; none over HTTP without
+    /// authentication.
+    fn caller(&self) -> Option<String> {
+        self.principal_id()
+            .or_else(|| self.local.then(|| LOCAL_CALLER.to_owned()))
     }
 
     /// Whom its requests act for, if anyone.
@@ -169,6 +181,10 @@ impl Session {
     /// the principal may use, and what it creates (tasks, request states)
     /// belongs to the principal.
     pub fn acting_for(hub: Arc<Hub>, outbox: Outbox, principal: Option<Principal>) -> Arc<Self> {
+        Self::open(hub, outbox, principal, false)
+    }
+
+    fn open(hub: Arc<Hub>, outbox: Outbox, principal: Option<Principal>, local: bool) -> Arc<Self> {
         let session = Arc::new(Self {
             hub: hub.clone(),
             outbound: Outbound::new(outbox, hub.config.max_outbound_bytes),
@@ -189,6 +205,7 @@ impl Session {
             listens: Listens::default(),
             began: Instant::now(),
             principal: Mutex::new(principal),
+            local,
         });
         hub.register(&session);
         if let Some(interval) = hub.config.ping_interval() {

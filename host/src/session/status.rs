@@ -63,6 +63,13 @@ fn describe_plugin(plugin: &Plugin) -> Value {
         .collect();
     grants.extend(manifest.env.keys().map(|name| format!("env {name}")));
     grants.extend(manifest.network.allow.iter().map(|rule| format!("network {rule}")));
+    grants.extend(
+        manifest
+            .keyvalue
+            .grants()
+            .iter()
+            .map(|bucket| format!("keyvalue {bucket}")),
+    );
     json!({
         "sha256": plugin.sha256,
         "path": plugin.path.display().to_string(),

@@ -17,6 +17,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::Session;
 use super::hub::Hub;
 use super::mrtr::{Asked, Detached};
+use crate::principal::Principal;
 use crate::protocol::{RpcError, modern};
 use crate::state::{Event, TaskEntry};
 use crate::tasks::{Status, Task};
@@ -219,7 +220,10 @@ impl Hub {
             (true, Some(params)) => self.tasks.adopt_orphan(&orphan).await.map(|adopted| {
                 adopted.map(|task| {
                     let now = task.to_detailed();
-                    Session::new(self.clone(), mpsc::unbounded_channel().0).run_again(task, params);
+                    // It acts for the principal that created it (whose key-value
+                    // state it sees), already authorized for the call.
+                    let principal = orphan.principal.clone().map(|id| Principal { id, scopes: None });
+                    Session::acting_for(self.clone(), mpsc::unbounded_channel().0, principal).run_again(task, params);
                     now
                 })
             }),

@@ -49,7 +49,7 @@ impl Session {
                 task.cancel.clone(),
                 NotificationBounds::of(&self.hub.config),
             )
-            .acting_for(self.principal_id()),
+            .acting_for(self.caller()),
         );
         let session = self.clone();
         let running = task.clone();

@@ -4,7 +4,8 @@
 //! must hear (a list or a resource a plugin said changed, a task's new
 //! status, answers and cancellations for the replica running a task), and
 //! the plugin digests the operator revoked (`wasm-mcp revoke`), which every
-//! replica stops serving at once.
+//! replica stops serving at once; and the plugins' `wasi:keyvalue` state
+//! (see [`keyvalue`]).
 //!
 //! One interface, two backends: an embedded database file (the default, for
 //! one process; see [`embedded`]) and Redis (`--state redis://…`, for many
@@ -13,6 +14,7 @@
 //! whichever replica wrote first.
 
 mod embedded;
+mod keyvalue;
 mod shared;
 
 use std::path::PathBuf;

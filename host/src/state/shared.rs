@@ -5,6 +5,13 @@
 //! channel. The connection is made in the background and remade whenever
 //! it drops (resubscribing to the channel); a request made while there is
 //! none fails at once.
+//!
+//! A plugin's namespace of keys is a hash of its values, a sorted set of its
+//! keys (all of score 0: listed in byte order, a page after the last key of
+//! the one before), a sorted set of when its keys expire (for a bucket with
+//! expiry) and a counter of the bytes it holds, all under one hash tag; every
+//! operation on them is one Lua script, so quotas, expiry and
+//! compare-and-swap hold between replicas.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{SetOnce, broadcast, mpsc};
 
 use super::{Event, TaskEntry};
+use crate::call::buckets::{KeyPage, Quota, StoreFault, Swapped};
 
 const EVENTS: &str = "wasm-mcp:events";
 const RUNNING: &str = "wasm-mcp:running";
@@ -36,6 +44,147 @@ if ARGV[3] == '1' then redis.call('SREM', KEYS[2], ARGV[5]) else redis.call('SAD
 return 1
 ";
 
+/// What every key-value script starts with: its keys (a namespace's values,
+/// expiry times and bytes held), the time, and the functions the scripts share.
+const KV_PRELUDE: &str = r"
+local values, expiry, used, index = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local now = tonumber(ARGV[1])
+local function alive(key)
+  local at = redis.call('ZSCORE', expiry, key)
+  return not at or tonumber(at) > now
+end
+local function drop(key)
+  local len = redis.call('HSTRLEN', values, key)
+  if redis.call('HDEL', values, key) == 1 then redis.call('DECRBY', used, #key + len) end
+  redis.call('ZREM', expiry, key)
+  redis.call('ZREM', index, key)
+end
+local function purge()
+  for _, key in ipairs(redis.call('ZRANGEBYSCORE', expiry, '-inf', now)) do drop(key) end
+end
+-- Writes key = value within the quota (ARGV[2] keys, ARGV[3] bytes; ARGV[4]
+-- ms to expiry, 0: none); over it, purges expired keys once; returns the fault, if any.
+local function put(key, value)
+  for attempt = 1, 2 do
+    local count = redis.call('ZCARD', index)
+    local bytes = tonumber(redis.call('GET', used) or '0')
+    local exists = redis.call('HEXISTS', values, key) == 1
+    local old = 0
+    if exists then old = #key + redis.call('HSTRLEN', values, key) end
+    local new_count = count
+    if not exists then new_count = count + 1 end
+    local new_bytes = bytes - old + #key + #value
+    local fault = nil
+    if new_count > tonumber(ARGV[2]) and new_count > count then fault = 'keys'
+    elseif new_bytes > tonumber(ARGV[3]) and new_bytes > bytes then fault = 'bytes' end
+    if not fault then
+      redis.call('HSET', values, key, value)
+      redis.call('ZADD', index, 0, key)
+      redis.call('INCRBY', used, new_bytes - bytes)
+      if tonumber(ARGV[4]) > 0 then redis.call('ZADD', expiry, now + tonumber(ARGV[4]), key)
+      else redis.call('ZREM', expiry, key) end
+      return nil
+    end
+    if attempt == 2 then return fault end
+    purge()
+  end
+end
+";
+
+/// ARGV: now, keys… → the live value of each, or nil.
+const KV_GET_MANY: &str = r"
+local found = {}
+for i = 2, #ARGV do
+  local value = redis.call('HGET', values, ARGV[i])
+  if value and alive(ARGV[i]) then found[i - 1] = value else found[i - 1] = false end
+end
+return found
+";
+
+/// ARGV: now, max keys, max bytes, ttl, key, value, key, value… → 'ok' or the fault.
+const KV_SET_MANY: &str = r"
+for i = 5, #ARGV, 2 do
+  local fault = put(ARGV[i], ARGV[i + 1])
+  if fault then return fault end
+end
+return 'ok'
+";
+
+/// ARGV: now, keys… → 'ok'.
+const KV_DELETE_MANY: &str = r"
+for i = 2, #ARGV do drop(ARGV[i]) end
+return 'ok'
+";
+
+/// ARGV: now, the last key of the page before ('': none), count → the
+/// next cursor ('': none) and the live keys of this page.
+const KV_LIST: &str = r"
+local first = '-'
+if ARGV[2] ~= '' then first = '(' .. ARGV[2] end
+local page = redis.call('ZRANGEBYLEX', index, first, '+', 'LIMIT', 0, tonumber(ARGV[3]))
+local keys = {}
+for _, key in ipairs(page) do
+  if alive(key) then keys[#keys + 1] = key end
+end
+local after = ''
+if #page == tonumber(ARGV[3]) then after = page[#page] end
+return {after, keys}
+";
+
+/// ARGV: now, max keys, max bytes, ttl, key, delta → {'ok', the count as text} or {'fault', the fault}.
+/// HINCRBY does the 64-bit arithmetic (Lua numbers are doubles); the count is
+/// then written through `put`, which holds it to the quota.
+const KV_INCREMENT: &str = r"
+local key = ARGV[5]
+if not alive(key) then drop(key) end
+local before = redis.call('HGET', values, key)
+local counted = redis.pcall('HINCRBY', values, key, ARGV[6])
+if type(counted) == 'table' and counted.err then return {'fault', 'counter'} end
+local text = redis.call('HGET', values, key)
+if before then redis.call('HSET', values, key, before) else redis.call('HDEL', values, key) end
+local fault = put(key, text)
+if fault then return {'fault', fault} end
+return {'ok', text}
+";
+
+/// ARGV: now, max keys, max bytes, ttl, key, '1' if a value is expected, the
+/// expected value, the new value → {'ok', ''}, {'changed', the value now or nil} or {'fault', the fault}.
+const KV_SWAP: &str = r"
+local key = ARGV[5]
+local current = redis.call('HGET', values, key)
+if current and not alive(key) then current = false end
+local expected = false
+if ARGV[6] == '1' then expected = ARGV[7] end
+if current ~= expected then return {'changed', current} end
+local fault = put(key, ARGV[8])
+if fault then return {'fault', fault} end
+return {'ok', ''}
+";
+
+/// The scripts of plugins' key-value state.
+struct KvScripts {
+    get_many: Script,
+    set_many: Script,
+    delete_many: Script,
+    list: Script,
+    increment: Script,
+    swap: Script,
+}
+
+impl KvScripts {
+    fn new() -> Self {
+        let script = |body: &str| Script::new(&format!("{KV_PRELUDE}{body}"));
+        Self {
+            get_many: script(KV_GET_MANY),
+            set_many: script(KV_SET_MANY),
+            delete_many: script(KV_DELETE_MANY),
+            list: script(KV_LIST),
+            increment: script(KV_INCREMENT),
+            swap: script(KV_SWAP),
+        }
+    }
+}
+
 /// An event as published: who sent it, so a replica skips its own.
 #[derive(Serialize, Deserialize)]
 struct Envelope {
@@ -48,6 +197,7 @@ pub struct Shared {
     replica: String,
     lease: Duration,
     put: Script,
+    kv: Box<KvScripts>,
 }
 
 impl Shared {
@@ -87,6 +237,7 @@ impl Shared {
             replica: replica.to_owned(),
             lease,
             put: Script::new(PUT),
+            kv: Box::new(KvScripts::new()),
         })
     }
 
@@ -188,6 +339,139 @@ impl Shared {
             .await
             .map_err(|error| error.to_string())?;
         Ok(())
+    }
+}
+
+impl Shared {
+    /// `script` invoked on `namespace`'s keys with the time and `args`.
+    async fn kv_invoke<T: redis::FromRedisValue>(
+        &self,
+        script: &Script,
+        namespace: &str,
+        args: impl FnOnce(&mut redis::ScriptInvocation<'_>),
+    ) -> Result<T, StoreFault> {
+        let mut connection = self.connection().await.map_err(StoreFault::Unavailable)?;
+        let mut invocation = script.prepare_invoke();
+        for part in ["values", "expiry", "bytes", "keys"] {
+            invocation.key(format!("wasm-mcp:kv:{{{namespace}}}:{part}"));
+        }
+        invocation.arg(super::now_ms());
+        args(&mut invocation);
+        invocation
+            .invoke_async(&mut connection)
+            .await
+            .map_err(|error| StoreFault::Unavailable(error.to_string()))
+    }
+
+    pub async fn kv_get_many(&self, namespace: &str, keys: Vec<String>) -> Result<Vec<Option<Vec<u8>>>, StoreFault> {
+        self.kv_invoke(&self.kv.get_many, namespace, |invocation| {
+            invocation.arg(keys);
+        })
+        .await
+    }
+
+    pub async fn kv_set_many(
+        &self,
+        namespace: &str,
+        quota: Quota,
+        entries: Vec<(String, Vec<u8>)>,
+    ) -> Result<(), StoreFault> {
+        let outcome: String = self
+            .kv_invoke(&self.kv.set_many, namespace, |invocation| {
+                with_quota(invocation, quota);
+                for (key, value) in entries {
+                    invocation.arg(key).arg(value);
+                }
+            })
+            .await?;
+        fault(&outcome).map_or(Ok(()), Err)
+    }
+
+    pub async fn kv_delete_many(&self, namespace: &str, keys: Vec<String>) -> Result<(), StoreFault> {
+        let _: String = self
+            .kv_invoke(&self.kv.delete_many, namespace, |invocation| {
+                invocation.arg(keys);
+            })
+            .await?;
+        Ok(())
+    }
+
+    pub async fn kv_list_keys(
+        &self,
+        namespace: &str,
+        cursor: Option<String>,
+        limit: usize,
+    ) -> Result<KeyPage, StoreFault> {
+        let (next, keys): (String, Vec<String>) = self
+            .kv_invoke(&self.kv.list, namespace, |invocation| {
+                invocation.arg(cursor.unwrap_or_default()).arg(limit);
+            })
+            .await?;
+        Ok((keys, (!next.is_empty()).then_some(next)))
+    }
+
+    pub async fn kv_increment(
+        &self,
+        namespace: &str,
+        quota: Quota,
+        key: String,
+        delta: i64,
+    ) -> Result<i64, StoreFault> {
+        let (outcome, text): (String, String) = self
+            .kv_invoke(&self.kv.increment, namespace, |invocation| {
+                with_quota(invocation, quota);
+                invocation.arg(key).arg(delta);
+            })
+            .await?;
+        match fault(&outcome) {
+            Some(_) => Err(fault(&text).unwrap_or(StoreFault::NotACounter)),
+            None => text.parse().map_err(|_| StoreFault::NotACounter),
+        }
+    }
+
+    pub async fn kv_swap(
+        &self,
+        namespace: &str,
+        quota: Quota,
+        key: String,
+        expected: Option<Vec<u8>>,
+        value: Vec<u8>,
+    ) -> Result<Swapped, StoreFault> {
+        let (outcome, now): (String, Option<Vec<u8>>) = self
+            .kv_invoke(&self.kv.swap, namespace, |invocation| {
+                with_quota(invocation, quota);
+                invocation
+                    .arg(key)
+                    .arg(if expected.is_some() { "1" } else { "0" })
+                    .arg(expected.unwrap_or_default())
+                    .arg(value);
+            })
+            .await?;
+        match outcome.as_str() {
+            "ok" => Ok(Swapped::Written),
+            "changed" => Ok(Swapped::Changed(now)),
+            _ => Err(now
+                .and_then(|why| fault(&String::from_utf8_lossy(&why)))
+                .unwrap_or_else(|| {
+                    StoreFault::Unavailable(format!("an answer of the store not understood: {outcome}"))
+                })),
+        }
+    }
+}
+
+/// The quota's arguments of a writing script: max keys, max bytes, ms to expiry (0: none).
+fn with_quota(invocation: &mut redis::ScriptInvocation<'_>, quota: Quota) {
+    let expire_ms = quota.expire_after.map_or(0, |after| after.as_millis() as u64);
+    invocation.arg(quota.max_keys).arg(quota.max_bytes).arg(expire_ms);
+}
+
+/// The fault a script reported, if it reported one.
+fn fault(outcome: &str) -> Option<StoreFault> {
+    match outcome {
+        "keys" => Some(StoreFault::OverKeys),
+        "bytes" => Some(StoreFault::OverBytes),
+        "counter" => Some(StoreFault::NotACounter),
+        _ => None,
     }
 }
 

@@ -1,21 +1,24 @@
 //! What a plugin's manifest grants, in a form the lockfile records as what
 //! the operator approved, and the growth of one set over another: a
 //! directory, write access, a variable, a network rule, a CA or a changed
-//! scope rule not approved, or a limit above the approved one (or the
-//! built-in default). Narrower grants are no growth.
+//! scope rule not approved, a key-value bucket (or one shared by every
+//! caller where one per caller was approved), or a limit above the approved
+//! one (or the built-in default), a bucket's quotas and sizes among them.
+//! Narrower grants are no growth.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::manifest::{EnvValue, Manifest};
+use crate::manifest::{BucketScope, EnvValue, Manifest, default_bucket_bound};
 use crate::settings::{LimitSettings, Limits};
 
 /// The grants of one manifest.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Grants {
     /// One line per grant: `directory HOST at GUEST`, `write HOST at GUEST`,
-    /// `env NAME = VALUE`, `network RULE`, `network CA FILE`, `scopes …`.
+    /// `env NAME = VALUE`, `network RULE`, `network CA FILE`, `scopes …`,
+    /// `keyvalue bucket NAME per caller` (and `… shared by every caller`).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub grants: BTreeSet<String>,
     /// The limits it sets (`fuel`, `tool NAME timeout_secs`, …).
@@ -60,6 +63,21 @@ impl Grants {
             }
         }
         let mut limits = BTreeMap::new();
+        for bucket in manifest.keyvalue.grants() {
+            // A bucket shared by every caller grants more than one per caller.
+            grants.insert(format!("keyvalue bucket {} per caller", bucket.name));
+            if bucket.scope == BucketScope::Plugin {
+                grants.insert(format!("keyvalue bucket {} shared by every caller", bucket.name));
+            }
+            for (bound, value) in [
+                ("max_keys", bucket.max_keys),
+                ("max_bytes", bucket.max_bytes),
+                ("max_value_bytes", bucket.max_value_bytes),
+                ("max_key_bytes", bucket.max_key_bytes),
+            ] {
+                limits.insert(format!("keyvalue {} {bound}", bucket.name), value as f64);
+            }
+        }
         set_limits(&mut limits, "", &manifest.limits);
         for (tool, settings) in &manifest.tools {
             set_limits(&mut limits, &format!("tool {tool} "), &settings.limits);
@@ -120,7 +138,11 @@ fn set_limits(limits: &mut BTreeMap<String, f64>, prefix: &str, settings: &Limit
 
 /// The built-in default of the limit `name` (`tool NAME fuel` is `fuel`'s).
 fn default_limit(defaults: &Limits, name: &str) -> f64 {
-    match name.rsplit(' ').next().unwrap_or(name) {
+    let last = name.rsplit(' ').next().unwrap_or(name);
+    if let Some(bound) = default_bucket_bound(last) {
+        return bound as f64;
+    }
+    match last {
         "fuel" => defaults.fuel as f64,
         "timeout_secs" => defaults.timeout_secs,
         "memory_mib" => defaults.memory_mib as f64,
@@ -166,6 +188,23 @@ mod tests {
         let writes = grants("[[directories]]\nhost = \"/data\"\nguest = \"/data\"\nwritable = true\n");
         let reads = grants("[[directories]]\nhost = \"/data\"\nguest = \"/data\"\n");
         assert_eq!(writes.growth(&reads), vec!["+ write /data at /data".to_owned()]);
+        let per_caller =
+            grants("[keyvalue]\nbuckets = [\"notes\"]\n[keyvalue.bucket.notes]\nscope = \"caller\"\nmax_keys = 10\n");
+        let shared = grants("[keyvalue]\nbuckets = [\"notes\", \"cache\"]\nmax_keys = 20\n");
+        assert!(per_caller.growth(&per_caller).is_empty());
+        assert_eq!(
+            shared.growth(&per_caller),
+            vec![
+                "+ keyvalue bucket cache per caller".to_owned(),
+                "+ keyvalue bucket cache shared by every caller".to_owned(),
+                "+ keyvalue bucket notes shared by every caller".to_owned(),
+                "+ limit keyvalue notes max_keys 20 (approved 10)".to_owned(),
+            ]
+        );
+        assert!(
+            per_caller.growth(&shared).is_empty(),
+            "one per caller and fewer keys: narrower"
+        );
         // A limit no approval set is held to the built-in default.
         let above_default = grants("[limits]\ntimeout_secs = 31\n");
         assert_eq!(above_default.growth(&Grants::default()).len(), 1);

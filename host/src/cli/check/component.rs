@@ -145,6 +145,9 @@ pub fn describe_import(import: &str) -> &'static str {
              https:// to any of them, TLS verified by the host"
         }
         "wasi:http/types" => "HTTP requests and responses (plumbing for outgoing-handler)",
+        "wasi:keyvalue/store" | "wasi:keyvalue/atomics" | "wasi:keyvalue/batch" => {
+            "plugin state: the buckets granted by [keyvalue], in the host's state store"
+        }
         i if i.starts_with("wasi:http/") => "NOT PROVIDED by this host",
         _ => "",
     }

@@ -29,6 +29,7 @@ use wasm_mcp::registry::artifact::MANIFEST_MEDIA_TYPE;
 use wasm_mcp::registry::lockfile::Locked;
 use wasm_mcp::registry::reference;
 use wasm_mcp::runtime::{PluginRuntime, plugin_name};
+use wasm_mcp::state::StateStore;
 
 use super::registry_args::RegistryArgs;
 use component::{Component, describe_import};
@@ -54,7 +55,8 @@ pub struct CheckArgs {
 /// plugin does not load or an entry of one is refused, and with `--strict` 2
 /// when there are warnings.
 pub async fn run(args: CheckArgs) -> Result<()> {
-    let runtime = PluginRuntime::new(&Settings::default(), None)?;
+    // Loading lists each plugin: nothing it writes is kept.
+    let runtime = PluginRuntime::new(&Settings::default(), None, StateStore::in_memory())?;
     let (inspections, failures, directory) = if args.plugin.is_dir() {
         let (_, registry, _) = args.registry.open()?;
         let mut found = directory::inspect(&runtime, &registry, &args.plugin).await?;
@@ -308,6 +310,19 @@ impl Inspection {
             warnings.push(
                 "its manifest grants [network] access but it imports no wasi:sockets or wasi:http/outgoing-handler \
                  interface: the grant is unused"
+                    .into(),
+            );
+        }
+        if imports_any("wasi:keyvalue/store") && manifest.keyvalue.buckets.is_empty() {
+            warnings.push(
+                "imports wasi:keyvalue/store (plugin state) but its manifest grants no [keyvalue] buckets: \
+                 every bucket it opens will be refused"
+                    .into(),
+            );
+        }
+        if !manifest.keyvalue.buckets.is_empty() && !imports_any("wasi:keyvalue/store") {
+            warnings.push(
+                "its manifest grants [keyvalue] buckets but it does not import wasi:keyvalue/store: the grant is unused"
                     .into(),
             );
         }
@@ -623,6 +638,14 @@ pub fn render_grants(out: &mut String, manifest: &Manifest, limits: Option<&Limi
             })
             .collect();
         let _ = writeln!(out, "  network      {}", rules.join(", "));
+    }
+    let buckets = manifest.keyvalue.grants();
+    if buckets.is_empty() {
+        let _ = writeln!(out, "  keyvalue     none");
+    }
+    for (i, bucket) in buckets.iter().enumerate() {
+        let label = if i == 0 { "keyvalue" } else { "" };
+        let _ = writeln!(out, "  {label:11}  {bucket}");
     }
     if let Some(ca_file) = &manifest.network.ca_file {
         let _ = writeln!(

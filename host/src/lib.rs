@@ -18,6 +18,7 @@
 //! | [`catalog`] | every tool, resource and prompt under the names the client sees |
 //! | [`runtime`] | the process: engine, linker, compiled-code cache, shared call slots |
 //! | [`plugin`] | one loaded version of a plugin and its instances |
+//! | [`skills`] | the skills a plugin ships (the skills extension): files, digests, frontmatter, limits |
 //! | [`call`] | one call: its store, its request, host imports, the guard of its limits |
 //! | [`sandbox`] | grants turned into WASI contexts, network policy |
 //! | [`manifest`] | a plugin's manifest, parsed and checked |
@@ -50,6 +51,7 @@ pub mod runtime;
 pub mod sandbox;
 pub mod session;
 pub mod settings;
+pub mod skills;
 pub mod state;
 pub mod tasks;
 pub mod telemetry;

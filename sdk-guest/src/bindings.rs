@@ -1,4 +1,5 @@
-//! The Rust bindings of the `plugin` world, generated from `wit/plugin.wit`.
+//! The Rust bindings of the `plugin-with-skills` world (every feature, and
+//! skills the plugin makes), generated from `wit/plugin.wit`.
 //!
 //! Plugin authors rarely need this module: the SDK re-exports the types they
 //! use and [`crate::export!`] implements the exports. It is public so that the
@@ -11,7 +12,7 @@
 #![allow(missing_docs)]
 
 wit_bindgen::generate!({
-    world: "plugin",
+    world: "plugin-with-skills",
     path: "../wit",
     pub_export_macro: true,
     export_macro_name: "__export_bindings",

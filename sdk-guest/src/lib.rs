@@ -130,6 +130,8 @@
 //! - Prompts: [`Prompt`], [`PromptMessage`].
 //! - Completion: `complete` on [`Prompt`] and [`ResourceTemplate`], and
 //!   [`completion::starting_with`].
+//! - Skills: files in the plugin's skills folder (`NAME.skills/`), or
+//!   [`Skill`] for those the plugin makes as they are read.
 //! - Requests to the host and the client (logging, progress, cancellation,
 //!   sampling, elicitation, roots, resource updates): [`host`].
 //!
@@ -164,6 +166,7 @@ mod prompt;
 mod resource;
 mod result;
 mod schema;
+mod skill;
 pub mod testing;
 mod tool;
 mod uri_template;
@@ -178,6 +181,7 @@ pub use bindings::wasm_mcp::plugin::types::{
 pub use plugin::Plugin;
 pub use prompt::Prompt;
 pub use resource::{Resource, ResourceTemplate};
+pub use skill::Skill;
 pub use result::{IntoToolResult, Structured};
 pub use tool::Tool;
 

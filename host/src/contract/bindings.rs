@@ -6,15 +6,16 @@
 mod generated {
     wasmtime::component::bindgen!({
         path: "../wit",
-        world: "plugin",
+        world: "plugin-with-skills",
         imports: { default: async | trappable },
         exports: { default: async },
     });
 }
 
-/// The world a plugin component targets: what the linker adds host imports for.
-pub use generated::Plugin as World;
-pub use generated::exports::wasm_mcp::plugin::{completion, prompts, resources, tools};
+/// The world a plugin component targets (every export optional): what the
+/// linker adds host imports for.
+pub use generated::PluginWithSkills as World;
+pub use generated::exports::wasm_mcp::plugin::{completion, prompts, resources, skills, tools};
 pub use generated::wasm_mcp::plugin::{host, types};
 
 /// The generated `GuestIndices` of every exported interface, seen alike: each
@@ -42,4 +43,4 @@ macro_rules! load_export {
         }
     )*};
 }
-load_export!(tools, resources, prompts, completion);
+load_export!(tools, resources, prompts, completion, skills);

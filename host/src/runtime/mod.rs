@@ -21,6 +21,7 @@ use crate::manifest::Manifest;
 use crate::plugin::{Plugin, PluginSettings};
 use crate::sandbox::Grants;
 use crate::settings::MAX_MEMORY_MIB;
+use crate::skills::{self, SkillSet};
 use cache::CompileCache;
 use engine::{EngineSettings, plugin_engine};
 
@@ -103,7 +104,10 @@ impl PluginRuntime {
             );
         }
         let (component, sha256) = self.cache.component(self.linker.engine(), path, bytes).await?;
+        let skills_folder = skills::folder_of(path);
+        let skills = tokio::task::spawn_blocking(move || SkillSet::read(&skills_folder)).await??;
         let settings = PluginSettings {
+            skills,
             grants: Grants::from_manifest(name, &manifest)?,
             limits: manifest.plugin_limits(&self.limits)?,
             host_calls: self.host_calls.clone(),

@@ -15,6 +15,7 @@ mod methods;
 mod mrtr;
 mod outbound;
 mod results;
+mod skills;
 mod status;
 mod task_extension;
 mod tasks;

@@ -68,7 +68,7 @@ fn server_capabilities(legacy: bool) -> Value {
 }
 
 /// The server's description at initialize: name, version, what it is, its icon.
-fn server_info() -> Value {
+pub fn server_info() -> Value {
     json!({
         "name": "wasm-mcp",
         "title": "wasm-mcp",

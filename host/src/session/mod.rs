@@ -31,6 +31,7 @@ use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
 pub use hub::Hub;
+pub use methods::server_info;
 
 use crate::call::BoxFuture;
 use crate::metrics::METRICS;

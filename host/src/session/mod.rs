@@ -518,6 +518,11 @@ impl Session {
         self.notify("notifications/message", params, related_request);
     }
 
+    /// Whether the session is closing (new requests are refused).
+    pub fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::Acquire)
+    }
+
     /// From now on, new requests are refused (ping and `tasks/*` are still served).
     pub fn refuse_new_requests(&self) {
         self.closing.store(true, Ordering::Release);

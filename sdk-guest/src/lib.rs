@@ -181,8 +181,8 @@ pub use bindings::wasm_mcp::plugin::types::{
 pub use plugin::Plugin;
 pub use prompt::Prompt;
 pub use resource::{Resource, ResourceTemplate};
-pub use skill::Skill;
 pub use result::{IntoToolResult, Structured};
+pub use skill::Skill;
 pub use tool::Tool;
 
 #[doc(hidden)]

@@ -55,9 +55,17 @@ impl Skill {
     /// File `file`, as text with the mime type its extension says
     /// (`text/markdown` for `.md`, else `text/plain`).
     pub(crate) fn read(&self, file: &str) -> Result<ResourceContents, Error> {
-        let text = (self.read)(file)
-            .ok_or_else(|| Error::NotFound(format!("skill {} has no file {file}", self.path)))?;
-        let mime_type = if file.ends_with(".md") { "text/markdown" } else { "text/plain" };
-        Ok(ResourceContents::text(format!("skill://{}/{file}", self.path), mime_type, text))
+        let text =
+            (self.read)(file).ok_or_else(|| Error::NotFound(format!("skill {} has no file {file}", self.path)))?;
+        let mime_type = if file.ends_with(".md") {
+            "text/markdown"
+        } else {
+            "text/plain"
+        };
+        Ok(ResourceContents::text(
+            format!("skill://{}/{file}", self.path),
+            mime_type,
+            text,
+        ))
     }
 }

@@ -48,7 +48,10 @@ fn a_2025_11_25_client_gets_the_tools_ui_link_and_its_page() {
     server.initialize(client_capabilities());
     let tools = server.request("tools/list", json!({})).result().clone();
     let resources = server.request("resources/list", json!({})).result().clone();
-    let read = server.request("resources/read", json!({ "uri": PAGE })).result().clone();
+    let read = server
+        .request("resources/read", json!({ "uri": PAGE }))
+        .result()
+        .clone();
     check_app(&tools, &resources, &read);
 }
 

@@ -206,7 +206,11 @@ fn a_new_plugin_with_a_skill_ships_it_beside_its_component() {
     assert!(project.join("skills/guided-tools/SKILL.md").is_file());
     make(&project, "build");
     let skills = project.join("dist/guided-tools.skills");
-    assert!(skills.join("guided-tools/SKILL.md").is_file(), "make build made no {}", skills.display());
+    assert!(
+        skills.join("guided-tools/SKILL.md").is_file(),
+        "make build made no {}",
+        skills.display()
+    );
 
     let plugins = PluginDir::empty();
     plugins.add_folder("guided-tools.skills", &skills);

@@ -37,7 +37,7 @@ fn the_card_names_the_server_and_where_it_is_and_is_cached_by_its_etag() {
     assert_eq!(header(&headers, "access-control-expose-headers"), "ETag");
     assert_eq!(header(&headers, "cache-control"), "public, max-age=3600");
     let etag = header(&headers, "etag").to_owned();
-    let card: Value = response.json().unwrap();
+    let card: Value = serde_json::from_str(&response.text().unwrap()).expect("the card is JSON");
 
     let mut schema: Value = serde_json::from_str(SCHEMA).unwrap();
     schema["$ref"] = "#/$defs/ServerCard".into();
@@ -49,7 +49,11 @@ fn the_card_names_the_server_and_where_it_is_and_is_cached_by_its_etag() {
     assert_eq!(card["version"], env!("CARGO_PKG_VERSION"));
     let remote = &card["remotes"][0];
     assert_eq!(remote["type"], "streamable-http");
-    assert_eq!(remote["url"], server.url.as_str(), "the endpoint as the client reached it");
+    assert_eq!(
+        remote["url"],
+        server.url.as_str(),
+        "the endpoint as the client reached it"
+    );
     assert_eq!(
         remote["supportedProtocolVersions"][0], "2026-07-28",
         "the versions server/discover gives: {card}"

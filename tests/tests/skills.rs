@@ -36,7 +36,10 @@ fn error(response: &Value) -> (i64, String) {
     let error = response
         .get("error")
         .unwrap_or_else(|| panic!("expected an error, got {response}"));
-    (error["code"].as_i64().unwrap(), error["message"].as_str().unwrap().to_owned())
+    (
+        error["code"].as_i64().unwrap(),
+        error["message"].as_str().unwrap().to_owned(),
+    )
 }
 
 fn uris(list: &Value) -> Vec<&str> {
@@ -70,13 +73,19 @@ fn skills_are_listed_fetched_and_read_with_their_digests() {
     let discover = request(&mut server, "server/discover", json!({}));
     let capabilities = &result(&discover)["capabilities"];
     assert_eq!(capabilities["extensions"][EXTENSION], json!({ "directoryRead": true }));
-    assert!(capabilities["resources"].is_object(), "the extension needs resources: {capabilities}");
+    assert!(
+        capabilities["resources"].is_object(),
+        "the extension needs resources: {capabilities}"
+    );
 
     let list = request(&mut server, "skills/list", json!({}));
     let listed = result(&list);
     assert_eq!(
         uris(&listed["skills"]),
-        ["skill://acme/billing/refunds/SKILL.md", "skill://pdf-processing/SKILL.md"]
+        [
+            "skill://acme/billing/refunds/SKILL.md",
+            "skill://pdf-processing/SKILL.md"
+        ]
     );
     assert_eq!(listed["resultType"], "complete");
     assert!(listed["ttlMs"].is_u64() && listed["cacheScope"] == "public", "{listed}");
@@ -118,15 +127,30 @@ fn skills_are_listed_fetched_and_read_with_their_digests() {
         }
     }
 
-    let got = request(&mut server, "skills/get", json!({ "uri": "skill://pdf-processing/SKILL.md" }));
-    assert_eq!(result(&got)["skill"], *pdf, "skills/get gives the entry skills/list gives");
+    let got = request(
+        &mut server,
+        "skills/get",
+        json!({ "uri": "skill://pdf-processing/SKILL.md" }),
+    );
+    assert_eq!(
+        result(&got)["skill"],
+        *pdf,
+        "skills/get gives the entry skills/list gives"
+    );
     assert!(result(&got)["ttlMs"].is_u64() && result(&got).get("nextCursor").is_none());
     let unknown = request(&mut server, "skills/get", json!({ "uri": "skill://nowhere/SKILL.md" }));
     let (code, message) = error(&unknown);
     assert_eq!(code, -32602);
-    assert!(message.contains("No skill is served at skill://nowhere/SKILL.md"), "{message}");
+    assert!(
+        message.contains("No skill is served at skill://nowhere/SKILL.md"),
+        "{message}"
+    );
 
-    let root = request(&mut server, "resources/directory/read", json!({ "uri": "skill://pdf-processing" }));
+    let root = request(
+        &mut server,
+        "resources/directory/read",
+        json!({ "uri": "skill://pdf-processing" }),
+    );
     assert_eq!(
         result(&root)["resources"],
         json!([
@@ -147,7 +171,11 @@ fn skills_are_listed_fetched_and_read_with_their_digests() {
             "skill://pdf-processing/templates/regional",
         ]
     );
-    for not_a_folder in ["skill://pdf-processing/SKILL.md", "skill://pdf-processing/", "skill://nowhere"] {
+    for not_a_folder in [
+        "skill://pdf-processing/SKILL.md",
+        "skill://pdf-processing/",
+        "skill://nowhere",
+    ] {
         let read = request(&mut server, "resources/directory/read", json!({ "uri": not_a_folder }));
         let (code, message) = error(&read);
         assert_eq!(code, -32602, "{not_a_folder}");
@@ -180,7 +208,10 @@ fn a_2025_11_25_session_sees_the_extension_and_its_methods() {
     assert_eq!(list["skills"].as_array().unwrap().len(), 2, "{list}");
     assert!(list.get("ttlMs").is_none(), "no caching hint in 2025-11-25");
     let read = server
-        .request("resources/read", json!({ "uri": "skill://acme/billing/refunds/examples/email.md" }))
+        .request(
+            "resources/read",
+            json!({ "uri": "skill://acme/billing/refunds/examples/email.md" }),
+        )
         .result()
         .clone();
     assert!(read["contents"][0]["text"].as_str().unwrap().contains("refunded"));
@@ -191,9 +222,18 @@ fn a_skill_that_breaks_a_rule_is_refused_with_why_and_the_others_serve() {
     let plugins = PluginDir::with(&["text-tools"]);
     let source = tempfile::tempdir().unwrap();
     let mut files = vec![
-        ("good/SKILL.md".to_owned(), skill_md("good", "A skill that keeps the rules")),
-        ("misnamed/SKILL.md".to_owned(), skill_md("other-name", "Its folder is not its name")),
-        ("internal/SKILL.md".to_owned(), skill_md("internal", "Kept back by the manifest")),
+        (
+            "good/SKILL.md".to_owned(),
+            skill_md("good", "A skill that keeps the rules"),
+        ),
+        (
+            "misnamed/SKILL.md".to_owned(),
+            skill_md("other-name", "Its folder is not its name"),
+        ),
+        (
+            "internal/SKILL.md".to_owned(),
+            skill_md("internal", "Kept back by the manifest"),
+        ),
         ("big/SKILL.md".to_owned(), skill_md("big", "Too many files")),
     ];
     files.extend((0..512).map(|i| (format!("big/parts/{i:03}.md"), format!("part {i}\n"))));
@@ -214,7 +254,11 @@ fn a_skill_that_breaks_a_rule_is_refused_with_why_and_the_others_serve() {
         stderr.contains("skill://big") && stderr.contains("513 files, more than the 512"),
         "{stderr}"
     );
-    for unserved in ["skill://misnamed/SKILL.md", "skill://internal/SKILL.md", "skill://big/SKILL.md"] {
+    for unserved in [
+        "skill://misnamed/SKILL.md",
+        "skill://internal/SKILL.md",
+        "skill://big/SKILL.md",
+    ] {
         let read = server.request("resources/read", with_meta(json!({ "uri": unserved }), &m));
         assert_eq!(error(&read).0, -32602, "{unserved}: {read}");
     }
@@ -225,7 +269,10 @@ fn a_skill_that_breaks_a_rule_is_refused_with_why_and_the_others_serve() {
 fn a_replaced_skills_folder_is_served_and_announced() {
     let plugins = PluginDir::with(&["text-tools"]);
     let first = tempfile::tempdir().unwrap();
-    write_folder(first.path(), &[("notes/SKILL.md".to_owned(), skill_md("notes", "First"))]);
+    write_folder(
+        first.path(),
+        &[("notes/SKILL.md".to_owned(), skill_md("notes", "First"))],
+    );
     plugins.add_folder("text-tools.skills", first.path());
     let mut server = ModernStdio::spawn(serve_command(plugins.path()));
     let m = meta(json!({}), None);
@@ -273,10 +320,16 @@ fn a_plugin_makes_a_skill_listed_as_dynamic_beside_its_static_one() {
 
     let list = request(&mut server, "skills/list", json!({}));
     let skills = &result(&list)["skills"];
-    assert_eq!(uris(skills), ["skill://git-workflow/SKILL.md", "skill://reports/daily/SKILL.md"]);
+    assert_eq!(
+        uris(skills),
+        ["skill://git-workflow/SKILL.md", "skill://reports/daily/SKILL.md"]
+    );
     assert_eq!(
         uris(&skills[0]["resources"]),
-        ["skill://git-workflow/SKILL.md", "skill://git-workflow/references/commit-messages.md"]
+        [
+            "skill://git-workflow/SKILL.md",
+            "skill://git-workflow/references/commit-messages.md"
+        ]
     );
     let daily = &skills[1];
     assert_eq!(daily["resources"], "dynamic", "{daily}");
@@ -286,18 +339,34 @@ fn a_plugin_makes_a_skill_listed_as_dynamic_beside_its_static_one() {
     let skill_md = read(&mut server, "skill://reports/daily/SKILL.md");
     let text = result(&skill_md)["contents"][0]["text"].as_str().unwrap().to_owned();
     assert!(text.starts_with("---\nname: daily\n"), "{text}");
-    assert_eq!(result(&skill_md)["contents"][0]["uri"], "skill://reports/daily/SKILL.md");
+    assert_eq!(
+        result(&skill_md)["contents"][0]["uri"],
+        "skill://reports/daily/SKILL.md"
+    );
     let today = read(&mut server, "skill://reports/daily/today.md");
-    assert!(result(&today)["contents"][0]["text"].as_str().unwrap().contains("Open pull requests"));
+    assert!(
+        result(&today)["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Open pull requests")
+    );
     let missing = read(&mut server, "skill://reports/daily/missing.md");
     assert_eq!(error(&missing).0, -32602, "{missing}");
 
-    let folder = request(&mut server, "resources/directory/read", json!({ "uri": "skill://reports/daily" }));
+    let folder = request(
+        &mut server,
+        "resources/directory/read",
+        json!({ "uri": "skill://reports/daily" }),
+    );
     assert_eq!(
         uris(&result(&folder)["resources"]),
         ["skill://reports/daily/SKILL.md", "skill://reports/daily/today.md"]
     );
-    let got = request(&mut server, "skills/get", json!({ "uri": "skill://reports/daily/SKILL.md" }));
+    let got = request(
+        &mut server,
+        "skills/get",
+        json!({ "uri": "skill://reports/daily/SKILL.md" }),
+    );
     assert_eq!(result(&got)["skill"], *daily);
     server.close();
 }

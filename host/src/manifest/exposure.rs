@@ -59,9 +59,14 @@ impl Patterns {
 
     /// Every pattern, with the key it is under, for validation.
     pub(super) fn all(&self) -> impl Iterator<Item = (&'static str, &String)> {
-        [EntryKind::Tool, EntryKind::Prompt, EntryKind::Resource, EntryKind::Skill]
-            .into_iter()
-            .flat_map(move |kind| self.of(kind).unwrap_or_default().iter().map(move |p| (kind.key(), p)))
+        [
+            EntryKind::Tool,
+            EntryKind::Prompt,
+            EntryKind::Resource,
+            EntryKind::Skill,
+        ]
+        .into_iter()
+        .flat_map(move |kind| self.of(kind).unwrap_or_default().iter().map(move |p| (kind.key(), p)))
     }
 }
 

@@ -112,7 +112,10 @@ impl Plugin {
             completion: completion::GuestIndices::new(&pre).ok(),
             skills: skills::GuestIndices::new(&pre).ok(),
         };
-        if exports.tools.is_none() && exports.resources.is_none() && exports.prompts.is_none() && exports.skills.is_none()
+        if exports.tools.is_none()
+            && exports.resources.is_none()
+            && exports.prompts.is_none()
+            && exports.skills.is_none()
         {
             bail!(
                 "{} exports none of wasm-mcp:plugin/tools, resources, prompts or skills (version 0.1.0); build it against wit/plugin.wit",

@@ -202,7 +202,12 @@ impl Request {
             Some(Value::String(cursor)) => Ok(Some(cursor.clone())),
             Some(_) => Err(RpcError::invalid_params("\"cursor\" must be a string")),
         };
-        let list = |kind| -> Result<Request, RpcError> { Ok(Request::List { kind, cursor: cursor()? }) };
+        let list = |kind| -> Result<Request, RpcError> {
+            Ok(Request::List {
+                kind,
+                cursor: cursor()?,
+            })
+        };
         Ok(match method {
             Method::Initialize => Request::Initialize {
                 protocol_version: string_param(&params, "protocolVersion", name)?,

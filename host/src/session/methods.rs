@@ -18,8 +18,8 @@ use super::skills;
 use super::{Era, Phase, Session};
 use crate::call::{CallError, CallScope};
 use crate::catalog::Catalog;
-use crate::catalog::skills::SKILL_CACHE;
 use crate::catalog::pagination::{self, Listed};
+use crate::catalog::skills::SKILL_CACHE;
 use crate::contract::bindings::tools::TaskSupport;
 use crate::contract::bindings::{completion, types};
 use crate::limits::NotificationBounds;
@@ -216,7 +216,13 @@ impl Session {
                     )));
                 };
                 let principal = self.principal();
-                return listed(ListKind::Resources, &children, cursor.as_deref(), page_size, principal.as_ref());
+                return listed(
+                    ListKind::Resources,
+                    &children,
+                    cursor.as_deref(),
+                    page_size,
+                    principal.as_ref(),
+                );
             }
             Request::CallTool(params) => {
                 let catalog = self.hub.loaded_catalog().await;

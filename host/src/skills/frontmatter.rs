@@ -33,7 +33,8 @@ fn parse(bytes: &[u8]) -> Result<Map<String, Value>, String> {
         .map(|(at, _)| at)
         .ok_or_else(missing)?;
     let yaml = &body[..end];
-    let value: Value = serde_norway::from_str(yaml).map_err(|e| format!("its SKILL.md frontmatter is not YAML: {e}"))?;
+    let value: Value =
+        serde_norway::from_str(yaml).map_err(|e| format!("its SKILL.md frontmatter is not YAML: {e}"))?;
     let Value::Object(map) = value else {
         return Err("its SKILL.md frontmatter is not a mapping of fields".into());
     };
@@ -61,7 +62,9 @@ fn check_matches(frontmatter: &Map<String, Value>, folder: &str) -> Result<(), S
 /// hyphens, none first or last or two in a row.
 fn check_name(name: &str) -> Result<(), String> {
     let valid = (1..=64).contains(&name.len())
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         && !name.starts_with('-')
         && !name.ends_with('-')
         && !name.contains("--");
@@ -94,7 +97,11 @@ mod tests {
     fn a_missing_block_or_field_says_what_is_wrong() {
         assert!(parse(b"# title\n").unwrap_err().contains("does not begin"));
         assert!(parse(b"---\nname: a\n---\n").unwrap_err().contains("no description"));
-        assert!(parse(b"---\nname: a\ndescription: d\n").unwrap_err().contains("does not begin"));
+        assert!(
+            parse(b"---\nname: a\ndescription: d\n")
+                .unwrap_err()
+                .contains("does not begin")
+        );
         assert!(parse(b"---\n- a\n---\n").unwrap_err().contains("mapping"));
     }
 

@@ -100,7 +100,10 @@ impl Skill {
 
     /// The frontmatter's `description`.
     pub fn description(&self) -> &str {
-        self.frontmatter.get("description").and_then(Value::as_str).unwrap_or_default()
+        self.frontmatter
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
     }
 
     /// The skill at `path` that the plugin makes, whose `SKILL.md` it made
@@ -207,7 +210,9 @@ impl SkillSet {
                     skill.uri()
                 )),
                 Ok(skill) => self.skills.push(skill),
-                Err(why) => self.refused.push(format!("a skill that plugin {plugin} makes is refused: {why}")),
+                Err(why) => self
+                    .refused
+                    .push(format!("a skill that plugin {plugin} makes is refused: {why}")),
             }
         }
         self.skills.sort_by(|a, b| a.path.cmp(&b.path));
@@ -266,7 +271,9 @@ fn read_files(dir: &Path) -> anyhow::Result<BTreeMap<String, SkillFile>> {
             .to_str()
             .filter(|p| p.chars().all(uri_path_char))
             .ok_or_else(|| {
-                anyhow::anyhow!("{shown}: a skill file's path may hold only letters, digits and - . _ ~ / (it is part of a URI)")
+                anyhow::anyhow!(
+                    "{shown}: a skill file's path may hold only letters, digits and - . _ ~ / (it is part of a URI)"
+                )
             })?
             .replace(std::path::MAIN_SEPARATOR, "/");
         let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
@@ -340,7 +347,10 @@ mod tests {
     fn the_extensions_example_skill_has_its_digests_and_sizes() {
         let dir = folder(&[
             ("pdf-processing/SKILL.md", MD),
-            ("pdf-processing/templates/invoice.md", "# Invoice\n\nCustomer:\nAmount:\n"),
+            (
+                "pdf-processing/templates/invoice.md",
+                "# Invoice\n\nCustomer:\nAmount:\n",
+            ),
         ]);
         let set = SkillSet::read(&dir.0).unwrap();
         assert!(set.refused.is_empty(), "{:?}", set.refused);
@@ -355,7 +365,10 @@ mod tests {
             entry["resources"][1]["digest"],
             "sha256:61f4ea6d2c75fde1b4977219e7e3107d491c3c26aefb6686e84d6281c088d9ee"
         );
-        assert_eq!(entry["frontmatter"]["description"], "Extract, fill, and assemble PDF documents");
+        assert_eq!(
+            entry["frontmatter"]["description"],
+            "Extract, fill, and assemble PDF documents"
+        );
     }
 
     #[test]
@@ -372,12 +385,18 @@ mod tests {
             refused.contains("skill://renamed") && refused.contains("\"pdf-processing\""),
             "{refused}"
         );
-        assert!(refused.contains("skill://bare") && refused.contains("frontmatter"), "{refused}");
+        assert!(
+            refused.contains("skill://bare") && refused.contains("frontmatter"),
+            "{refused}"
+        );
     }
 
     #[test]
     fn a_skill_over_the_file_limit_is_refused() {
-        let mut files = vec![("big/SKILL.md".to_owned(), "---\nname: big\ndescription: d\n---\n".to_owned())];
+        let mut files = vec![(
+            "big/SKILL.md".to_owned(),
+            "---\nname: big\ndescription: d\n---\n".to_owned(),
+        )];
         files.extend((0..MAX_FILES_PER_SKILL).map(|i| (format!("big/f{i}.txt"), String::new())));
         let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
         let set = SkillSet::read(&folder(&files).0).unwrap();

@@ -34,7 +34,10 @@ pub fn check_name(name: &str) -> Result<(), String> {
     let name_char = |c: char| namespace_char(c) || c == '_';
     let valid = (3..=200).contains(&name.len())
         && name.split_once('/').is_some_and(|(namespace, rest)| {
-            !namespace.is_empty() && !rest.is_empty() && namespace.chars().all(namespace_char) && rest.chars().all(name_char)
+            !namespace.is_empty()
+                && !rest.is_empty()
+                && namespace.chars().all(namespace_char)
+                && rest.chars().all(name_char)
         });
     match valid {
         true => Ok(()),
@@ -88,7 +91,10 @@ pub async fn get(State(app): State<Arc<App>>, request: HeaderMap) -> Response {
     };
     let body = card(name, authority).to_string();
     let digest = Sha256::digest(body.as_bytes());
-    let etag = format!("\"{}\"", digest[..16].iter().map(|b| format!("{b:02x}")).collect::<String>());
+    let etag = format!(
+        "\"{}\"",
+        digest[..16].iter().map(|b| format!("{b:02x}")).collect::<String>()
+    );
     let matches = request
         .get(header::IF_NONE_MATCH)
         .and_then(|value| value.to_str().ok())

@@ -5,6 +5,9 @@
 
 use crate::{Error, ResourceContents};
 
+type FilesFn = Box<dyn Fn() -> Vec<String>>;
+type ReadFn = Box<dyn Fn(&str) -> Option<String>>;
+
 /// A skill whose files the plugin makes when they are read, served at
 /// `skill://<path>/<file>` and listed with `"resources": "dynamic"`. Its
 /// `SKILL.md` must begin with YAML frontmatter whose `name` is the last
@@ -27,8 +30,8 @@ use crate::{Error, ResourceContents};
 /// ```
 pub struct Skill {
     pub(crate) path: String,
-    files: Box<dyn Fn() -> Vec<String>>,
-    read: Box<dyn Fn(&str) -> Option<String>>,
+    files: FilesFn,
+    read: ReadFn,
 }
 
 impl Skill {

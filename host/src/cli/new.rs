@@ -54,7 +54,7 @@ pub struct NewArgs {
 /// The skill `--skill` adds: its `SKILL.md`, named as the plugin.
 const SKILL_MD: &str = "---
 name: {{name}}
-description: How to use the tools of {{name}} (edit this line: it is what a client shows)
+description: How to use the tools of {{name}} (edit this line, which clients show)
 ---
 
 # {{name}}

@@ -88,8 +88,10 @@ $(JS_PLUGINS): $(PLUGINS_DIR)/%.wasm: $$(wildcard plugins/js/%/*.js) plugins/js/
 run: build plugins
 	$(BIN) serve --plugins $(PLUGINS_DIR)
 
+# The Node tests' packages, and Debian's Chromium, in which the MCP Apps test renders a page.
 node-deps:
 	cd tests/node && npm ci --no-audit --no-fund --loglevel=error
+	command -v chromium >/dev/null || { apt-get update && apt-get install -y --no-install-recommends chromium; }
 
 # The official Python SDK (mcp 2.x) as a client of the tests, in a venv under $(TOOLS).
 SDK_CLIENT := $(TOOLS)/sdk-client

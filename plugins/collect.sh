@@ -6,11 +6,12 @@
 # For every crate folder CRATES_DIR/<folder> (one with a Cargo.toml), copies
 # SRC_DIR/<crate_name_with_underscores>.wasm to DEST_DIR/<folder>.wasm, and
 # CRATES_DIR/<folder>/<folder>.toml (the plugin's manifest, if it has one) to
-# DEST_DIR/<folder>.toml, and the folder of files it grants,
+# DEST_DIR/<folder>.toml, the folder of files it grants,
 # CRATES_DIR/<folder>/<folder>/ (if it has one), to DEST_DIR/<folder>/: a
-# manifest granting the relative path <folder> works in both places, and a
-# copy of DEST_DIR takes everything its plugins need. A crate whose component
-# was not built is an error.
+# manifest granting the relative path <folder> works in both places, and the
+# skills it ships, CRATES_DIR/<folder>/skills/ (if it has them), to
+# DEST_DIR/<folder>.skills/; a copy of DEST_DIR takes everything its plugins
+# need. A crate whose component was not built is an error.
 set -euo pipefail
 
 if [[ $# -ne 3 ]]; then
@@ -39,6 +40,10 @@ for manifest in "$crates"/*/Cargo.toml; do
     if [[ -d $dir/$folder ]]; then
         rm -rf "${dest:?}/$folder"
         cp -R "$dir/$folder" "$dest/$folder"
+    fi
+    if [[ -d $dir/skills ]]; then
+        rm -rf "${dest:?}/$folder.skills"
+        cp -R "$dir/skills" "$dest/$folder.skills"
     fi
     count=$((count + 1))
 done

@@ -18,6 +18,7 @@
 //! | [`catalog`] | every tool, resource and prompt under the names the client sees |
 //! | [`runtime`] | the process: engine, linker, compiled-code cache, shared call slots |
 //! | [`plugin`] | one loaded version of a plugin and its instances |
+//! | [`skills`] | the skills a plugin ships (the skills extension): files, digests, frontmatter, limits |
 //! | [`call`] | one call: its store, its request, host imports, the guard of its limits |
 //! | [`secrets`] | the operator's secrets, bound to plugins' outgoing HTTP requests by the host |
 //! | [`sandbox`] | grants turned into WASI contexts, network policy |
@@ -52,6 +53,7 @@ pub mod sandbox;
 pub mod secrets;
 pub mod session;
 pub mod settings;
+pub mod skills;
 pub mod state;
 pub mod tasks;
 pub mod telemetry;

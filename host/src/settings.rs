@@ -351,6 +351,8 @@ settings! {
         body_timeout_secs: f64 = 60.0, positive_secs, flag "body-timeout", value_name = "SECS", requires = "http";
         /// Connections open at once, open SSE streams included; more get 503 at once.
         max_connections: usize = 512, at_least_one, flag "max-connections", value_name = "N", requires = "http";
+        /// Publish a Server Card (SEP-2127, a draft) at <endpoint>/server-card naming the server NAME (reverse-DNS, e.g. io.example/tools) [default: none published]
+        server_card: String = none, any, flag "server-card", value_name = "NAME", requires = "http";
     }
 
     /// Plugins pulled from OCI registries (the lockfile `plugins.lock`): how

@@ -22,6 +22,7 @@ const LAYERS: &[&str] = &[
     "catalog",
     "runtime",
     "plugin",
+    "skills",
     "call",
     "secrets",
     "sandbox",

@@ -1,5 +1,5 @@
-//! The Rust bindings of the `stateful-plugin` world (every feature, and
-//! `wasi:keyvalue`), generated from `wit/plugin.wit`.
+//! The Rust bindings of the `full-plugin` world (every feature, skills the
+//! plugin makes, and `wasi:keyvalue`), generated from `wit/`.
 //!
 //! Plugin authors rarely need this module: the SDK re-exports the types they
 //! use and [`crate::export!`] implements the exports. It is public so that the
@@ -12,7 +12,7 @@
 #![allow(missing_docs)]
 
 wit_bindgen::generate!({
-    world: "stateful-plugin",
+    world: "full-plugin",
     path: "../wit",
     pub_export_macro: true,
     export_macro_name: "__export_bindings",

@@ -130,6 +130,8 @@
 //! - Prompts: [`Prompt`], [`PromptMessage`].
 //! - Completion: `complete` on [`Prompt`] and [`ResourceTemplate`], and
 //!   [`completion::starting_with`].
+//! - Skills: files in the plugin's skills folder (`NAME.skills/`), or
+//!   [`Skill`] for those the plugin makes as they are read.
 //! - Requests to the host and the client (logging, progress, cancellation,
 //!   sampling, elicitation, roots, resource updates): [`host`].
 //! - State kept between calls, across restarts and replicas, in the buckets
@@ -168,6 +170,7 @@ mod prompt;
 mod resource;
 mod result;
 mod schema;
+mod skill;
 pub mod state;
 pub mod testing;
 mod tool;
@@ -184,6 +187,7 @@ pub use plugin::Plugin;
 pub use prompt::Prompt;
 pub use resource::{Resource, ResourceTemplate};
 pub use result::{IntoToolResult, Structured};
+pub use skill::Skill;
 pub use tool::Tool;
 
 #[doc(hidden)]

@@ -1,11 +1,12 @@
-//! The plugin: every tool, resource, template and prompt a component
+//! The plugin: every tool, resource, template, prompt and skill a component
 //! serves, and the WIT exports that route each request to its handler.
 
 use std::cell::OnceCell;
 
-use crate::bindings::exports::wasm_mcp::plugin::{completion, prompts, resources, tools};
+use crate::bindings::exports::wasm_mcp::plugin::{completion, prompts, resources, skills, tools};
 use crate::{
-    Arguments, CallToolResult, Error, GetPromptResult, Prompt, Resource, ResourceContents, ResourceTemplate, Tool,
+    Arguments, CallToolResult, Error, GetPromptResult, Prompt, Resource, ResourceContents, ResourceTemplate, Skill,
+    Tool,
 };
 
 /// Everything a plugin serves. Build it in a function and export that
@@ -18,6 +19,7 @@ pub struct Plugin {
     resources: Vec<Resource>,
     templates: Vec<ResourceTemplate>,
     prompts: Vec<Prompt>,
+    skills: Vec<Skill>,
 }
 
 impl Plugin {
@@ -49,6 +51,22 @@ impl Plugin {
     pub fn prompt(mut self, prompt: Prompt) -> Self {
         self.prompts.push(prompt);
         self
+    }
+
+    /// Adds a skill whose files the plugin makes as they are read.
+    pub fn skill(mut self, skill: Skill) -> Self {
+        self.skills.push(skill);
+        self
+    }
+
+    /// Reads file `file` of skill `path` as the component would.
+    pub fn read_skill_file(&self, path: &str, file: &str) -> Result<ResourceContents, Error> {
+        self.skill_at(path)?.read(file)
+    }
+
+    fn skill_at(&self, path: &str) -> Result<&Skill, Error> {
+        let skill = self.skills.iter().find(|s| s.path == path);
+        skill.ok_or_else(|| Error::NotFound(format!("no skill at `{path}`")))
     }
 
     /// Serves a `tools/call` of `name` with `arguments` (JSON text) as the
@@ -148,6 +166,20 @@ impl<E: Export> prompts::Guest for E {
 
     fn get_prompt(name: String, arguments: Vec<(String, String)>) -> Result<GetPromptResult, Error> {
         with::<E, _>(|p| p.get_prompt(&name, arguments))
+    }
+}
+
+impl<E: Export> skills::Guest for E {
+    fn list_skills() -> Vec<String> {
+        with::<E, _>(|p| p.skills.iter().map(|s| s.path.clone()).collect())
+    }
+
+    fn list_skill_files(path: String) -> Result<Vec<String>, Error> {
+        with::<E, _>(|p| Ok(p.skill_at(&path)?.files()))
+    }
+
+    fn read_skill_file(path: String, file: String) -> Result<ResourceContents, Error> {
+        with::<E, _>(|p| p.read_skill_file(&path, &file))
     }
 }
 

@@ -11,7 +11,11 @@
 #   `--requirements 2026-07-28`: every scenario that revision requires, and
 #   the tasks extension's and pending scenarios, which the suite reports as
 #   not scored (its exit status ignores them): a failed one (a line marked
-#   ✗ in its report) fails this run all the same.
+#   ✗ in its report) fails this run all the same;
+# - the same line's three server scenarios of the skills extension
+#   (`sep-2640-skills-*`, against the skills the conformance plugin ships in
+#   plugins/dist/conformance.skills), each run by name: every check must
+#   pass; a failed, skipped or warned one fails this run.
 # Exits non-zero if a check fails in any run.
 #
 # Needs `npm ci` here, the release binary and plugins/dist/conformance.wasm
@@ -42,6 +46,7 @@ stop_server() {
 trap 'stop_server; rm -rf "$work"' EXIT
 mkdir "$work/plugins"
 cp "$plugin" "$work/plugins/"
+cp -R "${plugin%.wasm}.skills" "$work/plugins/"
 
 # Starts the server on a free port (the kernel picks it) and sets $url.
 start_server() {
@@ -94,7 +99,32 @@ run_suite() {
   stop_server
 }
 
+# run_skills: the skills extension's server scenarios, each on its own.
+run_skills() {
+  start_server skills
+  echo "=== conformance (skills extension): wasm-mcp serve --http 127.0.0.1:0 ($url)"
+  local scenario out checks
+  for scenario in sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory; do
+    out="$work/conformance-$scenario.txt"
+    node node_modules/conformance-next/dist/index.js server --url "$url" --scenario "$scenario" 2>&1 \
+      | sed 's/\x1b\[[0-9;]*m//g' >"$out" || true
+    checks="$(grep -oE '^Passed: [0-9]+/[0-9]+, [0-9]+ failed, [0-9]+ warnings' "$out" || true)"
+    if [[ $checks =~ ^Passed:\ ([0-9]+)/([0-9]+),\ 0\ failed,\ 0\ warnings$ ]] &&
+      [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] && [ "${BASH_REMATCH[1]}" -gt 0 ] &&
+      ! grep -qE '\] (SKIPPED|FAILURE|WARNING) ' "$out"; then
+      echo "$scenario: $checks"
+      grep -E '\] SUCCESS ' "$out" | sed -E 's/^[^[]*\[ *([^] ]*) *\] SUCCESS.*/  ✓ \1/'
+    else
+      cat "$out"
+      echo "conformance ($scenario): FAILED (every check must pass; none may be skipped)" >&2
+      status=1
+    fi
+  done
+  stop_server
+}
+
 run_suite default legacy
 run_suite polling legacy --sse-poll-after 0 --sse-retry 20
 run_suite 2026-07-28 modern
+run_skills
 exit "$status"

@@ -1,8 +1,8 @@
 //! A temporary plugins directory holding a chosen set of built plugins.
 //!
 //! Each test serves exactly the plugins it names, copied (with their
-//! `<name>.toml` manifest when one exists) into a fresh directory that is
-//! deleted when the [`PluginDir`] is dropped.
+//! `<name>.toml` manifest and `<name>.skills` folder when they exist) into a
+//! fresh directory that is deleted when the [`PluginDir`] is dropped.
 
 use std::path::{Path, PathBuf};
 
@@ -79,9 +79,13 @@ impl PluginDir {
     }
 
     /// Copies the built plugin `<name>.wasm` in under the file stem `as_name`
-    /// (and its manifest, renamed the same way, if present).
+    /// (and its manifest and skills folder, renamed the same way, if present).
     pub fn add_plugin_as(&self, name: &str, as_name: &str) -> PathBuf {
         let wasm = plugin_wasm(name);
+        let skills = wasm.with_extension("skills");
+        if skills.is_dir() {
+            self.add_folder(&format!("{as_name}.skills"), &skills);
+        }
         let manifest = wasm.with_extension("toml");
         if manifest.is_file() {
             let text =
@@ -103,6 +107,24 @@ impl PluginDir {
         std::fs::rename(&partial, &target)
             .unwrap_or_else(|e| panic!("rename {} to {}: {e}", partial.display(), target.display()));
         target
+    }
+
+    /// Copies the folder `source` in as `name`, whole, in one step (a copy
+    /// under a temporary name, then a rename), replacing any folder there.
+    pub fn add_folder(&self, name: &str, source: &Path) {
+        let partial = self.path().join(format!(".{name}.partial"));
+        copy_folder(source, &partial);
+        let target = self.path().join(name);
+        if target.is_dir() {
+            let old = self.path().join(format!(".{name}.old"));
+            std::fs::rename(&target, &old).unwrap_or_else(|e| panic!("move {} away: {e}", target.display()));
+            std::fs::rename(&partial, &target)
+                .unwrap_or_else(|e| panic!("rename {} to {}: {e}", partial.display(), target.display()));
+            std::fs::remove_dir_all(&old).unwrap_or_else(|e| panic!("remove {}: {e}", old.display()));
+        } else {
+            std::fs::rename(&partial, &target)
+                .unwrap_or_else(|e| panic!("rename {} to {}: {e}", partial.display(), target.display()));
+        }
     }
 
     /// Deletes `file_name` from the directory.
@@ -156,4 +178,18 @@ fn absolute_hosts(text: &str, base: &Path) -> String {
         .collect::<Vec<_>>()
         .join("\n")
         + "\n"
+}
+
+/// Copies the folder `from` and everything in it to `to`.
+fn copy_folder(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("create {}: {e}", to.display()));
+    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("read {}: {e}", from.display())) {
+        let path = entry.expect("a folder entry").path();
+        let target = to.join(path.file_name().expect("an entry has a name"));
+        if path.is_dir() {
+            copy_folder(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap_or_else(|e| panic!("copy {}: {e}", path.display()));
+        }
+    }
 }

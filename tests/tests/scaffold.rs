@@ -3,8 +3,9 @@
 //! drop the component into a directory the real binary is serving, see
 //! `tools/list_changed`, and call the new tool; two projects dropped into one
 //! server keep their names, and a later plugin serving one of those names
-//! never takes it. Also: bad names and existing directories are refused with
-//! a clear error.
+//! never takes it; a project made with `--skill` ships its skill beside the
+//! component, served once both are dropped in. Also: bad names and existing
+//! directories are refused with a clear error.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -188,6 +189,38 @@ fn two_scaffolds_in_one_server_keep_their_names_and_a_later_plugin_never_takes_o
         1,
         "the rename is logged once: {stderr}"
     );
+    server.shutdown();
+}
+
+#[test]
+fn a_new_plugin_with_a_skill_ships_it_beside_its_component() {
+    let parent = tempfile::tempdir().expect("a parent directory");
+    let created = Command::new(binary())
+        .args(["new", "guided-tools", "--lang", "rust", "--skill", "--dir"])
+        .arg(parent.path())
+        .output()
+        .expect("run wasm-mcp new");
+    assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
+    assert!(String::from_utf8_lossy(&created.stdout).contains("dist/guided-tools.skills"));
+    let project = parent.path().join("guided-tools");
+    assert!(project.join("skills/guided-tools/SKILL.md").is_file());
+    make(&project, "build");
+    let skills = project.join("dist/guided-tools.skills");
+    assert!(
+        skills.join("guided-tools/SKILL.md").is_file(),
+        "make build made no {}",
+        skills.display()
+    );
+
+    let plugins = PluginDir::empty();
+    plugins.add_folder("guided-tools.skills", &skills);
+    let wasm = std::fs::read(project.join("dist/guided-tools.wasm")).expect("the built component");
+    plugins.add_file("guided-tools.wasm", &wasm);
+    let mut server = StdioServer::start(plugins);
+    server.initialize(json!({}));
+    let listed = server.request("skills/list", json!({})).result().clone();
+    assert_eq!(listed["skills"][0]["uri"], "skill://guided-tools/SKILL.md", "{listed}");
+    assert_eq!(listed["skills"][0]["frontmatter"]["name"], "guided-tools");
     server.shutdown();
 }
 

@@ -3,7 +3,9 @@
 //! to finish and their responses are delivered; calls still running after it
 //! are stopped and answered with an error saying why; tasks still running end
 //! as cancelled with a status message saying the server is shutting down,
-//! and the client is told; the exit code is 0.
+//! and the client is told; a 2026-07-28 `subscriptions/listen` stream is
+//! answered with a completion result carrying only the subscription's id
+//! (and the server's identity); the exit code is 0.
 //!
 //! Behavioural only: waits are bounded by the harness timeout, and the grace
 //! is either far longer than the calls that must finish or far shorter than
@@ -256,4 +258,43 @@ fn over_http_a_shutdown_ends_within_the_grace_whatever_connections_clients_hold(
     assert!(status.success(), "exit {status}; stderr:\n{}", server.stderr());
     eprintln!("exited {took:?} after the signal, with a {GRACE:?} grace");
     drop((silent, half_open, dripping, kept_alive));
+}
+
+#[test]
+fn over_http_a_listen_stream_ends_with_a_completion_result_at_a_signal() {
+    use wasm_mcp_tests::http::Sse;
+    use wasm_mcp_tests::modern::{MODERN_VERSION, meta, with_meta};
+    let mut server = HttpServer::start(PluginDir::with(&["conformance"]), &["--shutdown-grace", "3"]);
+    let listen = json!({
+        "jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen",
+        "params": with_meta(json!({ "notifications": { "toolsListChanged": true } }), &meta(json!({}), None)),
+    });
+    let response = wasm_mcp_tests::http::blocking_client()
+        .post(&server.url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", MODERN_VERSION)
+        .header("Mcp-Method", "subscriptions/listen")
+        .body(listen.to_string())
+        .send()
+        .expect("POST subscriptions/listen");
+    let mut stream = Sse::new(response);
+    let mut next_message = || loop {
+        let event = stream.next_event().expect("the listen stream ends with its result");
+        if let Some(message) = event.message() {
+            break message;
+        }
+    };
+    let ack = next_message();
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
+    server.send_signal("TERM");
+    let end = next_message();
+    assert_eq!(end["id"], 7, "{end}");
+    let result = end["result"].as_object().unwrap_or_else(|| panic!("a result: {end}"));
+    assert_eq!(result["resultType"], "complete");
+    let keys: Vec<&str> = result.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["_meta", "resultType"], "nothing method-specific: {end}");
+    assert_eq!(result["_meta"]["io.modelcontextprotocol/subscriptionId"], 7);
+    let status = server.wait_for_exit();
+    assert!(status.success(), "exit {status}; stderr:\n{}", server.stderr());
 }

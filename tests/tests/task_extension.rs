@@ -271,9 +271,10 @@ fn without_the_extension_no_task_is_made_and_a_required_one_is_asked_for() {
         required["error"]["data"]["requiredCapabilities"]["extensions"][TASKS],
         json!({})
     );
+    let message = required["error"]["message"].as_str().unwrap();
     assert!(
-        required["error"]["message"].as_str().unwrap().contains("failing_job"),
-        "{required}"
+        message.starts_with("Missing required client capability") && message.contains("failing_job"),
+        "the wording of -32021 in the tasks extension: {required}"
     );
     for (method, params) in [
         ("tasks/get", json!({ "taskId": "t" })),
@@ -283,6 +284,11 @@ fn without_the_extension_no_task_is_made_and_a_required_one_is_asked_for() {
     ] {
         let response = server.request(method, with_meta(params, &plain));
         assert_eq!(error_code(&response), -32021, "{method}: {response}");
+        assert_eq!(
+            response["error"]["data"]["requiredCapabilities"]["extensions"][TASKS],
+            json!({}),
+            "{method}: the error names the extension: {response}"
+        );
     }
     server.close();
 }

@@ -18,6 +18,7 @@ pub fn entries_used<'a>(envelope: &'a Envelope) -> Vec<(EntryKind, &'a str)> {
         Method::CallTool => one(EntryKind::Tool, target),
         Method::GetPrompt => one(EntryKind::Prompt, target),
         Method::ReadResource | Method::Subscribe => one(EntryKind::Resource, target),
+        Method::GetSkill => one(EntryKind::Skill, text("/uri")),
         Method::Complete => match text("/ref/type") {
             Some("ref/prompt") => one(EntryKind::Prompt, text("/ref/name")),
             Some("ref/resource") => one(EntryKind::Resource, text("/ref/uri")),
@@ -32,7 +33,8 @@ pub fn entries_used<'a>(envelope: &'a Envelope) -> Vec<(EntryKind, &'a str)> {
             .collect(),
         // Nothing a manifest guards: the session's own state, the lists
         // (filtered by scope when rendered), tasks (which belong to their
-        // principal), and methods this server does not serve.
+        // principal), a directory's children (filtered like the lists), and
+        // methods this server does not serve.
         Method::Initialize
         | Method::Discover
         | Method::Ping
@@ -47,6 +49,8 @@ pub fn entries_used<'a>(envelope: &'a Envelope) -> Vec<(EntryKind, &'a str)> {
         | Method::TaskResult
         | Method::CancelTask
         | Method::UpdateTask
+        | Method::ListSkills
+        | Method::ReadDirectory
         | Method::Unknown(_) => Vec::new(),
     }
 }

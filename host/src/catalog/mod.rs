@@ -5,10 +5,11 @@
 //! while it lists it, a plugin arriving later that lists it too is served
 //! as `<plugin>_<name>` (a [`Rename`]), and among plugins arriving together
 //! the first in name order wins. A resource URI or template listed twice is
-//! served by its holder only.
+//! served by its holder only, and so is a skill (see [`skills`]).
 
 pub mod naming;
 pub mod pagination;
+pub mod skills;
 mod uri_template;
 
 use std::collections::BTreeMap;
@@ -24,6 +25,7 @@ use crate::protocol::modern::CacheHint;
 use naming::Names;
 pub use naming::Rename;
 pub use pagination::Listed;
+use skills::{SKILL_CACHE, SkillEntry, SkillFileEntry};
 use uri_template::UriTemplate;
 
 /// A tool as the client sees it, and where calls to it go.
@@ -96,6 +98,10 @@ pub struct Catalog {
     pub resources: BTreeMap<String, ResourceEntry>,
     /// Keyed by URI template.
     pub templates: BTreeMap<String, TemplateEntry>,
+    /// The skills, by the URI of their `SKILL.md`.
+    pub skills: BTreeMap<String, SkillEntry>,
+    /// The files of the skills served, by URI.
+    pub skill_files: BTreeMap<String, SkillFileEntry>,
     /// The tools and prompts served under another name than their own.
     pub renames: Vec<Rename>,
 }
@@ -122,6 +128,7 @@ impl Catalog {
             catalog.add_tools(plugin, &mut naming.tools);
             catalog.add_prompts(plugin, &mut naming.prompts);
             catalog.add_resources(plugin, &mut naming);
+            catalog.add_skills(plugin, &mut naming);
         }
         catalog.renames = naming.tools.into_renames();
         catalog.renames.extend(naming.prompts.into_renames());
@@ -241,6 +248,9 @@ impl Catalog {
         if let Some(entry) = self.resources.get(uri) {
             return Some((&entry.plugin, entry.cache));
         }
+        if let Some(entry) = self.skill_files.get(uri) {
+            return Some((&entry.plugin, SKILL_CACHE));
+        }
         self.serving_template(uri).map(|t| (&t.plugin, t.cache))
     }
 
@@ -261,9 +271,16 @@ impl Catalog {
         match kind {
             EntryKind::Tool => self.tools.get(name).map(|tool| tool.scopes.clone()),
             EntryKind::Prompt => self.prompts.get(name).map(|prompt| prompt.scopes.clone()),
+            EntryKind::Skill => self.skills.get(name).map(|skill| skill.scopes.clone()),
             EntryKind::Resource => {
                 if let Some(entry) = self.resources.get(name) {
                     return Some(entry.scopes.clone());
+                }
+                if let Some(entry) = self.skill_files.get(name) {
+                    return Some(entry.scopes.clone());
+                }
+                if let Some((skill, _)) = self.made_skill(name) {
+                    return Some(skill.scopes.clone());
                 }
                 let template = self.serving_template(name)?;
                 let mut scopes = template.plugin.manifest.required_scopes(EntryKind::Resource, name);
@@ -281,10 +298,12 @@ impl Catalog {
         let prompts = self.prompts.values().flat_map(|e| &e.scopes);
         let resources = self.resources.values().flat_map(|e| &e.scopes);
         let templates = self.templates.values().flat_map(|e| &e.scopes);
+        let skills = self.skills.values().flat_map(|e| &e.scopes);
         tools
             .chain(prompts)
             .chain(resources)
             .chain(templates)
+            .chain(skills)
             .map(String::as_str)
             .collect()
     }
@@ -330,7 +349,12 @@ impl Naming {
                     .resources
                     .iter()
                     .map(|(uri, e)| (uri.as_str(), &*e.plugin.name, uri.as_str())),
-                |plugin, uri| lists(plugin, &|p| p.listing.resources.iter().any(|r| r.uri == uri)),
+                |plugin, uri| {
+                    lists(plugin, &|p| {
+                        p.listing.resources.iter().any(|r| r.uri == uri)
+                            || p.skills.skills.iter().any(|s| s.uri() == uri)
+                    })
+                },
             ),
             templates: Names::new(
                 "resource template",

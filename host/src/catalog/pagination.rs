@@ -23,6 +23,7 @@ impl ListKind {
             ListKind::Resources => "resources",
             ListKind::Templates => "templates",
             ListKind::Tasks => "tasks",
+            ListKind::Skills => "skills",
         }
     }
 

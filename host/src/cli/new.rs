@@ -3,7 +3,8 @@
 //!
 //! Every project gets one example tool (plus a resource and a prompt in Python and
 //! JavaScript), the WIT contract, a Makefile (`build` → `dist/NAME.wasm`, `test`),
-//! a README and a test of its own. Templates replace `{{name}}` (the plugin's name)
+//! a README and a test of its own; with `--skill`, a skill too (`skills/NAME/SKILL.md`,
+//! which `build` copies to `dist/NAME.skills/`, the skills folder beside the component). Templates replace `{{name}}` (the plugin's name)
 //! and `{{crate}}` (the name with `_` for `-`, as Rust names its output).
 //!
 //! What a language needs beyond its template comes from the repository, so it is
@@ -27,8 +28,9 @@ static SDK_SOURCE: Dir = include_dir!("$CARGO_MANIFEST_DIR/../sdk-guest/src");
 // The SDK's manifest names its examples, so they come along.
 static SDK_EXAMPLES: Dir = include_dir!("$CARGO_MANIFEST_DIR/../sdk-guest/examples");
 const SDK_MANIFEST: &str = include_str!("../../../sdk-guest/Cargo.toml");
-/// The contract's WIT: the plugin worlds, and the `stateful-plugin` world with the
-/// `wasi:keyvalue` it imports.
+/// The contract's WIT: the plugin worlds, the `stateful-plugin` world with the
+/// `wasi:keyvalue` it imports, and `full-plugin` (skills and state), which the SDK builds
+/// against.
 const WIT: [(&str, &str); 6] = [
     ("wit/plugin.wit", include_str!("../../../wit/plugin.wit")),
     ("wit/state.wit", include_str!("../../../wit/state.wit")),
@@ -55,7 +57,7 @@ const JS_HELPER: &str = include_str!("../../../plugins/js/wasm-mcp.js");
 const JS_PACKAGE: &str = include_str!("../../../plugins/js/package.json");
 const JS_LOCK: &str = include_str!("../../../plugins/js/package-lock.json");
 
-/// `wasm-mcp new NAME --lang rust|python|js [--dir PARENT]`.
+/// `wasm-mcp new NAME --lang rust|python|js [--skill] [--dir PARENT]`.
 #[derive(Debug, clap::Args)]
 pub struct NewArgs {
     /// The plugin's name: lowercase letters, digits and dashes (its file will be NAME.wasm).
@@ -66,13 +68,44 @@ pub struct NewArgs {
     /// The directory to create the project in [default: the current directory].
     #[arg(long, value_name = "PARENT", default_value = ".", hide_default_value = true)]
     pub dir: PathBuf,
+    /// Ship a skill too: skills/NAME/SKILL.md, built into dist/NAME.skills/ beside the component.
+    #[arg(long)]
+    pub skill: bool,
 }
+
+/// The skill `--skill` adds: its `SKILL.md`, named as the plugin.
+const SKILL_MD: &str = "---
+name: {{name}}
+description: How to use the tools of {{name}} (edit this line, which clients show)
+---
+
+# {{name}}
+
+Tell the agent here when and how to use this plugin's tools. Put longer
+references beside this file (e.g. `references/details.md`) and point to them.
+";
+
+/// What `--skill` adds to the project's Makefile: `build` copies `skills/`
+/// to the skills folder beside the component.
+const SKILL_MAKE: &str = "
+# The skills the plugin ships: skills/ becomes dist/{{name}}.skills/, beside dist/{{name}}.wasm.
+build: dist/{{name}}.skills
+
+dist/{{name}}.skills: $(shell find skills -type f)
+	rm -rf $@
+	mkdir -p dist
+	cp -R skills $@
+";
 
 /// Runs `wasm-mcp new`: creates the project and says what to do next.
 pub fn run(args: &NewArgs) -> Result<()> {
-    let project = create(&args.name, args.lang, &args.dir)?;
+    let project = create(&args.name, args.lang, args.skill, &args.dir)?;
+    let skills = match args.skill {
+        true => format!(" (and dist/{}.skills)", args.name),
+        false => String::new(),
+    };
     println!(
-        "Created the {} plugin {} in {}.\nNext: cd {} && make test && make build, then copy dist/{}.wasm into the \
+        "Created the {} plugin {} in {}.\nNext: cd {} && make test && make build, then copy dist/{}.wasm{skills} into the \
          folder `wasm-mcp serve --plugins DIR` watches.",
         args.lang,
         args.name,
@@ -124,9 +157,10 @@ pub fn validate_name(name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Writes the project `parent/name` for `lang` and returns its path. Refuses
-/// an invalid name or an existing path; a failure part-way removes what it wrote.
-pub fn create(name: &str, lang: Lang, parent: &Path) -> Result<PathBuf> {
+/// Writes the project `parent/name` for `lang` (with a skill when `skill`)
+/// and returns its path. Refuses an invalid name or an existing path; a
+/// failure part-way removes what it wrote.
+pub fn create(name: &str, lang: Lang, skill: bool, parent: &Path) -> Result<PathBuf> {
     validate_name(name)?;
     let project = parent.join(name);
     if project.exists() {
@@ -135,7 +169,10 @@ pub fn create(name: &str, lang: Lang, parent: &Path) -> Result<PathBuf> {
             project.display()
         );
     }
-    let files = files(name, lang)?;
+    let mut files = files(name, lang)?;
+    if skill {
+        add_skill(&mut files, name);
+    }
     std::fs::create_dir_all(&project).with_context(|| format!("cannot create {}", project.display()))?;
     let written = files
         .iter()
@@ -179,6 +216,17 @@ fn files(name: &str, lang: Lang) -> Result<Vec<(PathBuf, String)>> {
         }
     }
     Ok(files)
+}
+
+/// Adds the skill of `--skill`: its `SKILL.md`, and the Makefile's rule that ships it.
+fn add_skill(files: &mut Vec<(PathBuf, String)>, name: &str) {
+    files.push((
+        PathBuf::from(format!("skills/{name}/SKILL.md")),
+        substitute(SKILL_MD, name),
+    ));
+    if let Some((_, makefile)) = files.iter_mut().find(|(path, _)| path == Path::new("Makefile")) {
+        makefile.push_str(&substitute(SKILL_MAKE, name));
+    }
 }
 
 /// The text files under `dir`, at `base`, each passed through `convert`;

@@ -8,7 +8,7 @@
 mod generated {
     wasmtime::component::bindgen!({
         path: "../wit",
-        world: "stateful-plugin",
+        world: "full-plugin",
         imports: { default: async | trappable },
         exports: { default: async },
         with: {
@@ -18,10 +18,11 @@ mod generated {
     });
 }
 
-/// The widest world a plugin component targets (`stateful-plugin`: every
-/// feature, and `wasi:keyvalue`): what the linker adds host imports for.
-pub use generated::StatefulPlugin as World;
-pub use generated::exports::wasm_mcp::plugin::{completion, prompts, resources, tools};
+/// The widest world a plugin component targets (`full-plugin`: every
+/// feature, skills it makes and `wasi:keyvalue`): what the linker adds host
+/// imports for.
+pub use generated::FullPlugin as World;
+pub use generated::exports::wasm_mcp::plugin::{completion, prompts, resources, skills, tools};
 pub use generated::wasi::keyvalue::{atomics, batch, store};
 pub use generated::wasm_mcp::plugin::{host, types};
 
@@ -68,4 +69,4 @@ macro_rules! load_export {
         }
     )*};
 }
-load_export!(tools, resources, prompts, completion);
+load_export!(tools, resources, prompts, completion, skills);

@@ -1,8 +1,8 @@
 //! Which of a plugin's tools, prompts and resources the operator serves:
 //! `[allow]` lists (when present, only what matches one of its patterns is
 //! served) and `[deny]` lists (what matches is never served), by the
-//! plugin's own names and by resource URI or URI template, with `*`, `?`
-//! and `[…]` globs.
+//! plugin's own names, by resource URI or URI template, and by skill path
+//! (its folder under the skills folder), with `*`, `?` and `[…]` globs.
 
 use serde::Deserialize;
 
@@ -14,6 +14,8 @@ pub struct Patterns {
     pub prompts: Option<Vec<String>>,
     /// Resource URIs and URI templates.
     pub resources: Option<Vec<String>>,
+    /// Skill paths (`git-workflow`, `acme/billing/refunds`).
+    pub skills: Option<Vec<String>>,
 }
 
 /// What kind of entry a name belongs to.
@@ -22,6 +24,8 @@ pub enum EntryKind {
     Tool,
     Prompt,
     Resource,
+    /// A skill, by its path.
+    Skill,
 }
 
 impl EntryKind {
@@ -30,6 +34,7 @@ impl EntryKind {
             EntryKind::Tool => "tools",
             EntryKind::Prompt => "prompts",
             EntryKind::Resource => "resources",
+            EntryKind::Skill => "skills",
         }
     }
 }
@@ -40,6 +45,7 @@ impl Patterns {
             EntryKind::Tool => self.tools.as_deref(),
             EntryKind::Prompt => self.prompts.as_deref(),
             EntryKind::Resource => self.resources.as_deref(),
+            EntryKind::Skill => self.skills.as_deref(),
         }
     }
 
@@ -53,9 +59,14 @@ impl Patterns {
 
     /// Every pattern, with the key it is under, for validation.
     pub(super) fn all(&self) -> impl Iterator<Item = (&'static str, &String)> {
-        [EntryKind::Tool, EntryKind::Prompt, EntryKind::Resource]
-            .into_iter()
-            .flat_map(move |kind| self.of(kind).unwrap_or_default().iter().map(move |p| (kind.key(), p)))
+        [
+            EntryKind::Tool,
+            EntryKind::Prompt,
+            EntryKind::Resource,
+            EntryKind::Skill,
+        ]
+        .into_iter()
+        .flat_map(move |kind| self.of(kind).unwrap_or_default().iter().map(move |p| (kind.key(), p)))
     }
 }
 

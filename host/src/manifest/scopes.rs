@@ -1,6 +1,6 @@
 //! The OAuth scopes a caller needs for a plugin's entries: the manifest's
 //! `[scopes]` table gives lists of scopes by glob over tool and prompt
-//! names and resource URIs or URI templates (the plugin's own names), and a
+//! names, resource URIs or URI templates and skill paths (the plugin's own names), and a
 //! `default` for the entries no pattern matches. An entry needs every scope
 //! of every pattern that matches it.
 
@@ -23,6 +23,9 @@ pub struct ScopeRules {
     /// By resource URI or URI template.
     #[serde(default)]
     pub resources: BTreeMap<String, Vec<String>>,
+    /// By skill path.
+    #[serde(default)]
+    pub skills: BTreeMap<String, Vec<String>>,
 }
 
 impl ScopeRules {
@@ -31,6 +34,7 @@ impl ScopeRules {
             EntryKind::Tool => &self.tools,
             EntryKind::Prompt => &self.prompts,
             EntryKind::Resource => &self.resources,
+            EntryKind::Skill => &self.skills,
         }
     }
 
@@ -53,7 +57,7 @@ impl ScopeRules {
 
     /// Every scope the table names.
     pub fn named(&self) -> impl Iterator<Item = &str> {
-        let by_pattern = [&self.tools, &self.prompts, &self.resources]
+        let by_pattern = [&self.tools, &self.prompts, &self.resources, &self.skills]
             .into_iter()
             .flat_map(|rules| rules.values().flatten());
         self.default.iter().flatten().chain(by_pattern).map(String::as_str)
@@ -66,6 +70,7 @@ impl ScopeRules {
             ("tools", &self.tools),
             ("prompts", &self.prompts),
             ("resources", &self.resources),
+            ("skills", &self.skills),
         ] {
             for pattern in rules.keys() {
                 exposure::check(pattern).map_err(|why| format!("[scopes] {key}: {why}"))?;

@@ -1,7 +1,7 @@
 //! One loaded version of a plugin: its compiled component checked against the
 //! contract, what it exports and lists, the limits and grants its manifest
-//! gives it, and how a call into it runs (its turn, a fresh instance under
-//! its limits, the outcome).
+//! gives it, the skills it ships, and how a call into it runs (its turn, a
+//! fresh instance under its limits, the outcome).
 
 mod instances;
 mod listing;
@@ -15,10 +15,11 @@ use tokio::sync::Semaphore;
 use wasmtime::component::{Component, Linker};
 
 use crate::call::{Buckets, Call, CallError, CallScope, CallState, MemoryBudget, Turn};
-use crate::contract::bindings::{completion, prompts, resources, tools, types};
+use crate::contract::bindings::{completion, prompts, resources, skills, tools, types};
 use crate::limits::Limits;
 use crate::manifest::Manifest;
 use crate::sandbox::Grants;
+use crate::skills::{MAX_MADE_SKILLS, SKILL_MD, Skill, SkillSet};
 use crate::telemetry;
 use instances::Instances;
 pub use listing::Listing;
@@ -29,6 +30,7 @@ struct Exports {
     resources: Option<resources::GuestIndices>,
     prompts: Option<prompts::GuestIndices>,
     completion: Option<completion::GuestIndices>,
+    skills: Option<skills::GuestIndices>,
 }
 
 /// How a plugin is run, from the host's defaults and its manifest.
@@ -48,6 +50,8 @@ pub struct PluginSettings {
     pub memory: Arc<MemoryBudget>,
     /// The SHA-256 of the component file, in hex: which version this is.
     pub sha256: String,
+    /// The skills shipped beside the component, read for this version.
+    pub skills: SkillSet,
 }
 
 /// One loaded, validated version of a plugin.
@@ -67,6 +71,8 @@ pub struct Plugin {
     /// Every plugin's calls running at once.
     host_calls: Arc<Semaphore>,
     pub listing: Listing,
+    /// The skills it ships.
+    pub skills: SkillSet,
 }
 
 /// One call into a guest export: its turn, a fresh instance under `limits`,
@@ -104,10 +110,15 @@ impl Plugin {
             resources: resources::GuestIndices::new(&pre).ok(),
             prompts: prompts::GuestIndices::new(&pre).ok(),
             completion: completion::GuestIndices::new(&pre).ok(),
+            skills: skills::GuestIndices::new(&pre).ok(),
         };
-        if exports.tools.is_none() && exports.resources.is_none() && exports.prompts.is_none() {
+        if exports.tools.is_none()
+            && exports.resources.is_none()
+            && exports.prompts.is_none()
+            && exports.skills.is_none()
+        {
             bail!(
-                "{} exports none of wasm-mcp:plugin/tools, resources or prompts (version 0.1.0); build it against wit/plugin.wit",
+                "{} exports none of wasm-mcp:plugin/tools, resources, prompts or skills (version 0.1.0); build it against wit/plugin.wit",
                 path.display()
             );
         }
@@ -138,12 +149,22 @@ impl Plugin {
             tool_limits,
             host_calls: settings.host_calls,
             listing: Listing::default(),
+            skills: settings.skills,
         };
         plugin.listing = plugin
             .list()
             .await
             .map_err(|e| anyhow::anyhow!("{}: listing failed: {e}", path.display()))?;
         plugin.listing.refuse_bad_names(&plugin.name);
+        let made = plugin
+            .made_skills()
+            .await
+            .map_err(|e| anyhow::anyhow!("{}: listing its skills failed: {e}", path.display()))?;
+        plugin.skills.add_made(made, &plugin.name);
+        for why in &plugin.skills.refused {
+            tracing::error!(plugin = &*plugin.name, "{why}");
+        }
+        plugin.listing.refused.extend(plugin.skills.refused.iter().cloned());
         for tool in plugin.manifest.tools.keys() {
             if !plugin.listing.tools.iter().any(|t| &t.name == tool) {
                 tracing::warn!(
@@ -192,6 +213,65 @@ impl Plugin {
             )?;
         }
         Ok(listing)
+    }
+
+    /// The skills the plugin makes (its `skills` export), each checked
+    /// against the `SKILL.md` it makes now.
+    async fn made_skills(&self) -> Result<Vec<Result<Skill, String>>, CallError> {
+        let Some(indices) = &self.exports.skills else {
+            return Ok(Vec::new());
+        };
+        let scope = || Arc::new(CallScope::detached());
+        let mut paths = call_export!(self, scope(), &self.limits, indices, "skills/list", call_list_skills())?;
+        let mut made = Vec::with_capacity(paths.len().min(MAX_MADE_SKILLS + 1));
+        if paths.len() > MAX_MADE_SKILLS {
+            made.push(Err(format!(
+                "it lists {} skills; the first {MAX_MADE_SKILLS} are served, a plugin may make no more",
+                paths.len()
+            )));
+            paths.truncate(MAX_MADE_SKILLS);
+        }
+        for path in paths {
+            let skill_md = match self.read_skill_file(scope(), &path, SKILL_MD).await {
+                Ok(contents) => Skill::made(&path, &contents_bytes(&contents.body)),
+                Err(e) => Err(format!("reading its {SKILL_MD} failed: {e}")),
+            };
+            made.push(skill_md.map_err(|why| format!("skill://{path}: {why}")));
+        }
+        Ok(made)
+    }
+
+    /// The files skill `path` (one the plugin makes) has now, by path under its folder.
+    pub async fn list_skill_files(&self, scope: Arc<CallScope>, path: &str) -> Result<Vec<String>, CallError> {
+        let indices = self.exports.skills.as_ref().ok_or(CallError::Unsupported("skills"))?;
+        call_export!(
+            self,
+            scope,
+            &self.limits,
+            indices,
+            "resources/directory/read",
+            call_list_skill_files(path)
+        )?
+        .map_err(CallError::Refused)
+    }
+
+    /// File `file` of skill `path` (one the plugin makes), as the plugin makes it now.
+    pub async fn read_skill_file(
+        &self,
+        scope: Arc<CallScope>,
+        path: &str,
+        file: &str,
+    ) -> Result<types::ResourceContents, CallError> {
+        let indices = self.exports.skills.as_ref().ok_or(CallError::Unsupported("skills"))?;
+        call_export!(
+            self,
+            scope,
+            &self.limits,
+            indices,
+            "resources/read",
+            call_read_skill_file(path, file)
+        )?
+        .map_err(CallError::Refused)
     }
 
     /// Whether `tool` may or must run as a task: the manifest's word, else the plugin's.
@@ -309,5 +389,13 @@ impl Plugin {
         let outcome = call.finish(what, result);
         self.instances.retire(call);
         outcome
+    }
+}
+
+/// The bytes of a file's contents: its text, or its blob decoded.
+pub fn contents_bytes(body: &types::ContentsBody) -> Vec<u8> {
+    match body {
+        types::ContentsBody::Text(text) => text.as_bytes().to_vec(),
+        types::ContentsBody::Blob(blob) => blob.clone(),
     }
 }

@@ -81,6 +81,12 @@ methods! {
     CancelTask = "tasks/cancel",
     /// The 2026-07-28 tasks extension: answers to a task's `inputRequests`.
     UpdateTask = "tasks/update",
+    /// The skills extension: the skills served, paginated.
+    ListSkills = "skills/list",
+    /// The skills extension: one skill's entry, by the URI of its `SKILL.md`.
+    GetSkill = "skills/get",
+    /// The skills extension: the direct children of a directory resource.
+    ReadDirectory = "resources/directory/read",
 }
 
 /// What kind of entry a request names in its params.
@@ -131,7 +137,10 @@ impl Method {
             | Method::Complete
             | Method::GetTask
             | Method::UpdateTask
-            | Method::CancelTask => true,
+            | Method::CancelTask
+            | Method::ListSkills
+            | Method::GetSkill
+            | Method::ReadDirectory => true,
             Method::Initialize
             | Method::Ping
             | Method::SetLogLevel
@@ -166,6 +175,11 @@ impl Method {
             | Method::ListResources
             | Method::ListTemplates
             | Method::ListTasks
+            // The skills extension's methods name a URI the revision's
+            // headers do not carry.
+            | Method::ListSkills
+            | Method::GetSkill
+            | Method::ReadDirectory
             | Method::Complete
             | Method::Unknown(_) => None,
         }

@@ -16,6 +16,8 @@ pub enum ListKind {
     Resources,
     Templates,
     Tasks,
+    /// `skills/list` (the skills extension).
+    Skills,
 }
 
 /// The notifications a `subscriptions/listen` stream asks for.
@@ -77,7 +79,7 @@ pub enum Request {
     Unsubscribe {
         uri: String,
     },
-    /// `tools/list`, `prompts/list`, `resources/list`, `resources/templates/list` and `tasks/list`.
+    /// `tools/list`, `prompts/list`, `resources/list`, `resources/templates/list`, `tasks/list` and `skills/list`.
     List {
         kind: ListKind,
         cursor: Option<String>,
@@ -87,6 +89,15 @@ pub enum Request {
     /// `resources/read`.
     ReadResource {
         uri: String,
+    },
+    /// `skills/get` (the skills extension): by the URI of the skill's `SKILL.md`.
+    GetSkill {
+        uri: String,
+    },
+    /// `resources/directory/read` (the skills extension).
+    ReadDirectory {
+        uri: String,
+        cursor: Option<String>,
     },
     /// `prompts/get`.
     GetPrompt {
@@ -186,13 +197,16 @@ impl Request {
                 RpcError::invalid_params(format!("{name} needs a string \"{key}\" in params"))
             })
         };
+        let cursor = || match params.get("cursor") {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(cursor)) => Ok(Some(cursor.clone())),
+            Some(_) => Err(RpcError::invalid_params("\"cursor\" must be a string")),
+        };
         let list = |kind| -> Result<Request, RpcError> {
-            let cursor = match params.get("cursor") {
-                None | Some(Value::Null) => None,
-                Some(Value::String(cursor)) => Some(cursor.clone()),
-                Some(_) => return Err(RpcError::invalid_params("\"cursor\" must be a string")),
-            };
-            Ok(Request::List { kind, cursor })
+            Ok(Request::List {
+                kind,
+                cursor: cursor()?,
+            })
         };
         Ok(match method {
             Method::Initialize => Request::Initialize {
@@ -229,6 +243,14 @@ impl Request {
             Method::ListResources => list(ListKind::Resources)?,
             Method::ListTemplates => list(ListKind::Templates)?,
             Method::ListTasks => list(ListKind::Tasks)?,
+            Method::ListSkills => list(ListKind::Skills)?,
+            Method::GetSkill => Request::GetSkill {
+                uri: string_param(&params, "uri", name)?,
+            },
+            Method::ReadDirectory => Request::ReadDirectory {
+                uri: string_param(&params, "uri", name)?,
+                cursor: cursor()?,
+            },
             Method::CallTool => Request::CallTool(CallTool::parse(named()?, &mut params)?),
             Method::ReadResource => Request::ReadResource { uri: named()? },
             Method::GetPrompt => Request::GetPrompt {

@@ -343,7 +343,8 @@ fn change_of(kind: &notify::EventKind) -> Option<Change> {
     }
 }
 
-/// The plugin a changed path belongs to: `NAME.wasm` and `NAME.toml` name it;
+/// The plugin a changed path belongs to: `NAME.wasm`, `NAME.toml` and its
+/// skills folder `NAME.skills` (created, removed or replaced whole) name it;
 /// anything else (temp files, hidden files, a volume's `..data`) is not a
 /// plugin's own file.
 fn affected_plugin(path: &Path) -> Option<String> {
@@ -352,7 +353,7 @@ fn affected_plugin(path: &Path) -> Option<String> {
         return None;
     }
     let (stem, extension) = file.rsplit_once('.')?;
-    matches!(extension, "wasm" | "toml").then(|| stem.to_owned())
+    matches!(extension, "wasm" | "toml" | "skills").then(|| stem.to_owned())
 }
 
 /// Waits while the file is still growing (a copy under way).

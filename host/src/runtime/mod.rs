@@ -22,6 +22,7 @@ use crate::plugin::{Plugin, PluginSettings};
 use crate::sandbox::Grants;
 use crate::secrets::Secrets;
 use crate::settings::MAX_MEMORY_MIB;
+use crate::skills::{self, SkillSet};
 use cache::CompileCache;
 use engine::{EngineSettings, plugin_engine};
 
@@ -114,7 +115,10 @@ impl PluginRuntime {
             );
         }
         let (component, sha256) = self.cache.component(self.linker.engine(), path, bytes).await?;
+        let skills_folder = skills::folder_of(path);
+        let skills = tokio::task::spawn_blocking(move || SkillSet::read(&skills_folder)).await??;
         let settings = PluginSettings {
+            skills,
             grants: Grants::from_manifest(name, &manifest)?.with_credentials(self.secrets.for_plugin(name)),
             buckets: Buckets::new(name, manifest.keyvalue.grants(), self.plugin_state.clone()),
             limits: manifest.plugin_limits(&self.limits)?,

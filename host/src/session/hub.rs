@@ -172,7 +172,9 @@ impl Hub {
                 "notifications/resources/list_changed",
                 relisted.resources
                     || listings_differ(&old.resources, &new.resources, |e| &e.listed)
-                    || listings_differ(&old.templates, &new.templates, |e| &e.listed),
+                    || listings_differ(&old.templates, &new.templates, |e| &e.listed)
+                    // A skill's files are resources: a changed entry changes them.
+                    || listings_differ(&old.skills, &new.skills, |e| &e.listed),
             ),
         ];
         for session in self.live_sessions() {

@@ -14,10 +14,12 @@ use super::client::RequestLink;
 use super::hub::Hub;
 use super::mrtr::ModernRequest;
 use super::results::{self, ToolCall, ToolOutcome};
+use super::skills;
 use super::{Era, Phase, Session};
 use crate::call::{CallError, CallScope};
 use crate::catalog::Catalog;
 use crate::catalog::pagination::{self, Listed};
+use crate::catalog::skills::SKILL_CACHE;
 use crate::contract::bindings::tools::TaskSupport;
 use crate::contract::bindings::{completion, types};
 use crate::limits::NotificationBounds;
@@ -43,7 +45,8 @@ const DISCOVER_TTL_MS: u64 = 3_600_000;
 /// server/discover. List changes and resource updates reach a 2025-11-25
 /// session directly and a 2026-07-28 client through `subscriptions/listen`;
 /// the 2025-11-25 tasks are declared only at initialize, the tasks extension
-/// only in server/discover.
+/// only in server/discover; the skills extension (with
+/// `resources/directory/read`) in both.
 fn server_capabilities(legacy: bool) -> Value {
     let mut capabilities = json!({
         "tools": { "listChanged": true },
@@ -54,14 +57,18 @@ fn server_capabilities(legacy: bool) -> Value {
     });
     if legacy {
         capabilities["tasks"] = json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } });
+        capabilities["extensions"] = json!({ skills::EXTENSION: { "directoryRead": true } });
     } else {
-        capabilities["extensions"] = json!({ tasks::EXTENSION: {} });
+        capabilities["extensions"] = json!({
+            tasks::EXTENSION: {},
+            skills::EXTENSION: { "directoryRead": true },
+        });
     }
     capabilities
 }
 
 /// The server's description at initialize: name, version, what it is, its icon.
-fn server_info() -> Value {
+pub fn server_info() -> Value {
     json!({
         "name": "wasm-mcp",
         "title": "wasm-mcp",
@@ -126,6 +133,8 @@ impl Session {
             | Request::Listen(_)
             | Request::CallTool(_)
             | Request::ReadResource { .. }
+            | Request::GetSkill { .. }
+            | Request::ReadDirectory { .. }
             | Request::GetPrompt { .. }
             | Request::Complete(_)
             | Request::GetTask { .. }
@@ -180,8 +189,40 @@ impl Session {
                     ListKind::Prompts => listed(kind, &catalog.prompts, cursor, page_size, principal),
                     ListKind::Resources => listed(kind, &catalog.resources, cursor, page_size, principal),
                     ListKind::Templates => listed(kind, &catalog.templates, cursor, page_size, principal),
+                    ListKind::Skills => listed(kind, &catalog.skills, cursor, page_size, principal),
                     ListKind::Tasks => unreachable!("answered above"),
                 };
+            }
+            Request::GetSkill { uri } => {
+                let catalog = self.hub.loaded_catalog().await;
+                return match catalog.skills.get(&uri) {
+                    Some(skill) => Ok(Reply::from(json!({ "skill": skill.listed }))),
+                    None => Err(RpcError::invalid_params(format!(
+                        "No skill is served at {uri}: skills/list gives the URIs of the skills this server serves"
+                    ))),
+                };
+            }
+            Request::ReadDirectory { uri, cursor } => {
+                let catalog = self.hub.loaded_catalog().await;
+                let children = match (catalog.directory(&uri), catalog.made_skill(&uri)) {
+                    (Some(children), _) => Some(children),
+                    (None, Some((skill, _))) => skills::made_directory(skill, &uri, scope()).await?,
+                    (None, None) => None,
+                };
+                let Some(children) = children else {
+                    return Err(RpcError::invalid_params(format!(
+                        "{uri} is not a directory resource: resources/directory/read reads the folders of the skills \
+                         served (skill://<skill-path> and the folders in it, with no trailing /)"
+                    )));
+                };
+                let principal = self.principal();
+                return listed(
+                    ListKind::Resources,
+                    &children,
+                    cursor.as_deref(),
+                    page_size,
+                    principal.as_ref(),
+                );
             }
             Request::CallTool(params) => {
                 let catalog = self.hub.loaded_catalog().await;
@@ -196,6 +237,14 @@ impl Session {
                     .required_scopes(EntryKind::Resource, &uri)
                     .is_some_and(|scopes| !scopes.is_empty());
                 let per_caller = guarded && self.principal().is_some_and(|principal| principal.scopes.is_some());
+                if let Some(entry) = catalog.skill_files.get(&uri) {
+                    let contents = json!({ "contents": [entry.file().contents(&uri)] });
+                    return Ok(Reply::for_caller(contents, per_caller));
+                }
+                if let Some((skill, file)) = catalog.made_skill(&uri) {
+                    let contents = skills::read_made_file(skill, &file, &uri, scope()).await?;
+                    return Ok(Reply::for_caller(contents, per_caller));
+                }
                 let contents = read_resource(&catalog, &uri, scope()).await?;
                 return Ok(Reply::for_caller(contents, per_caller));
             }
@@ -321,6 +370,7 @@ impl Session {
                 public: true,
             }),
             Request::ReadResource { uri } => return Caching::OfResource(uri.clone()),
+            Request::GetSkill { .. } => Some(SKILL_CACHE),
             _ => None,
         })
     }

@@ -15,6 +15,7 @@ mod methods;
 mod mrtr;
 mod outbound;
 mod results;
+mod skills;
 mod status;
 mod task_extension;
 mod tasks;
@@ -30,6 +31,7 @@ use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
 pub use hub::Hub;
+pub use methods::server_info;
 
 use crate::call::BoxFuture;
 use crate::metrics::METRICS;
@@ -534,6 +536,11 @@ impl Session {
     fn send_log(&self, level: LogLevel, logger: &str, data: Value, related_request: Option<RequestId>) {
         let params = serde_json::json!({ "level": level, "logger": logger, "data": data });
         self.notify("notifications/message", params, related_request);
+    }
+
+    /// Whether the session is closing (new requests are refused).
+    pub fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::Acquire)
     }
 
     /// From now on, new requests are refused (ping and `tasks/*` are still served).

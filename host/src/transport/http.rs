@@ -8,13 +8,15 @@
 //! [`Session`](crate::session::Session); all of them share the one `Server`.
 //! Like stdio, this transport only moves messages. `/healthz` and `/readyz`
 //! say whether the process serves and is ready; `/metrics` (behind the
-//! endpoint's access checks) what it counts; `/status` a live page of it all.
+//! endpoint's access checks) what it counts; `/status` a live page of it all;
+//! `/mcp/server-card` the Server Card, when the operator publishes one.
 
 mod access;
 mod connections;
 mod error;
 mod handlers;
 mod health;
+mod server_card;
 mod sessions;
 mod sse;
 mod stateless;
@@ -72,6 +74,8 @@ struct App {
     body_timeout: Duration,
     /// Cancelled when the server starts shutting down.
     stopping: CancellationToken,
+    /// The name the Server Card gives the server, when one is published.
+    server_card: Option<String>,
 }
 
 /// Serves `server` until SIGINT or SIGTERM; then no new connection is
@@ -80,6 +84,9 @@ struct App {
 /// and every connection is closed by the grace and a small margin.
 pub async fn serve(hub: Arc<Hub>, config: HttpConfig) -> Result<()> {
     crate::metrics::METRICS.serving_over("tcp");
+    if let Some(name) = &config.settings.server_card {
+        server_card::check_name(name).map_err(|why| anyhow::anyhow!("--server-card: {why}"))?;
+    }
     let listener = tokio::net::TcpListener::bind(config.addr)
         .await
         .with_context(|| format!("cannot listen on {}", config.addr))?;
@@ -115,6 +122,7 @@ pub async fn serve(hub: Arc<Hub>, config: HttpConfig) -> Result<()> {
         max_message_bytes,
         body_timeout: config.settings.body_timeout(),
         stopping: stopping.clone(),
+        server_card: config.settings.server_card.clone(),
     });
     // Every route here passes the access layer (host, origin, token) before
     // its handler runs, which finds whom the request acts for in `Admitted`.
@@ -134,6 +142,14 @@ pub async fn serve(hub: Arc<Hub>, config: HttpConfig) -> Result<()> {
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/status", get(health::status_page));
+    // The Server Card, a draft, only when the operator publishes one.
+    let public = match app.server_card {
+        Some(_) => public.route(
+            &format!("{ENDPOINT}{}", server_card::PATH),
+            get(server_card::get).options(server_card::preflight),
+        ),
+        None => public,
+    };
     let router = guarded.merge(public).with_state(app);
     tracing::info!("listening on http://{local}{ENDPOINT}");
     let mut connections = Connections::new(&config.settings);

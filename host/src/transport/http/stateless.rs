@@ -5,7 +5,9 @@
 //! disagree or are missing). The request then runs in a session of its own
 //! that lives as long as the request; its answer is JSON when it is ready at
 //! once, else an SSE stream of the request's notifications (progress, logs)
-//! ending with its response. Closing that stream cancels the request. The
+//! ending with its response. Closing that stream cancels the request; when
+//! the server shuts down, the session is told (a `subscriptions/listen`
+//! stream then ends with its completion result). The
 //! HTTP status follows the revision: 404 for an unknown method, 400 for
 //! malformed params, unsupported versions, missing capabilities and header
 //! mismatches.
@@ -20,6 +22,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::Value;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use super::App;
 use crate::auth::Credential;
@@ -270,7 +273,7 @@ pub async fn post(app: &App, headers: &HeaderMap, message: Incoming, credential:
         }
         return StatusCode::ACCEPTED.into_response();
     }
-    stream(request, first, outgoing)
+    stream(request, first, outgoing, app.stopping.clone())
 }
 
 /// A request running in a session of its own; dropping it before the
@@ -309,26 +312,35 @@ impl Drop for RunningRequest {
     }
 }
 
-/// An SSE response: `first`, then the request's messages until its response.
-fn stream(request: RunningRequest, first: Value, outgoing: mpsc::UnboundedReceiver<Outgoing>) -> Response {
-    let state = (request, Some(first), outgoing);
-    let events = futures_util::stream::unfold(state, |(mut request, first, mut outgoing)| async move {
+/// An SSE response: `first`, then the request's messages until its
+/// response; once `stopping` is cancelled (the server shuts down), the
+/// request's session is told, and the stream goes on to the response.
+fn stream(
+    request: RunningRequest,
+    first: Value,
+    outgoing: mpsc::UnboundedReceiver<Outgoing>,
+    stopping: CancellationToken,
+) -> Response {
+    let state = (request, Some(first), outgoing, stopping);
+    let events = futures_util::stream::unfold(state, |(mut request, first, mut outgoing, stopping)| async move {
         let message = match first {
             Some(first) => first,
-            None => {
+            None => loop {
                 if request.answered.is_some() {
                     return None;
                 }
                 tokio::select! {
-                    message = request.next(&mut outgoing) => message?,
+                    message = request.next(&mut outgoing) => break message?,
+                    () = stopping.cancelled(), if !request.session.is_closing() => request.session.refuse_new_requests(),
                     () = tokio::time::sleep(KEEP_ALIVE) => {
-                        return Some((Ok::<_, std::convert::Infallible>(Bytes::from_static(b": keep-alive\n\n")), (request, None, outgoing)));
+                        let keep_alive = Bytes::from_static(b": keep-alive\n\n");
+                        return Some((Ok::<_, std::convert::Infallible>(keep_alive), (request, None, outgoing, stopping)));
                     }
                 }
-            }
+            },
         };
         let event = Bytes::from(format!("data: {message}\n\n"));
-        Some((Ok(event), (request, None, outgoing)))
+        Some((Ok(event), (request, None, outgoing, stopping)))
     });
     let mut response = (StatusCode::OK, Body::from_stream(events)).into_response();
     let headers = response.headers_mut();

@@ -325,7 +325,7 @@ settings! {
         plugins_grace_secs: f64 = 30.0, non_negative_secs, flag "plugins-grace", value_name = "SECS";
         /// File whose contents are the key that seals requestState; give replicas the same file [default: a random key per process]
         request_state_key: PathBuf = none, any, flag "request-state-key", value_name = "FILE";
-        /// Where the tasks of the 2026-07-28 extension are kept: redis://HOST:PORT for a Redis every replica shares, or a file [default: a file per plugins directory under $XDG_DATA_HOME/wasm-mcp/state or ~/.local/share/wasm-mcp/state]
+        /// Where the tasks of the 2026-07-28 extension and the plugins' key-value buckets are kept: redis://HOST:PORT for a Redis every replica shares, or a file [default: a file per plugins directory under $XDG_DATA_HOME/wasm-mcp/state or ~/.local/share/wasm-mcp/state]
         state: String = none, any, flag "state", value_name = "redis://HOST:PORT|FILE", env = "WASM_MCP_STATE";
         /// Seconds a replica's lease on its running tasks lasts unrenewed (renewed every third of it); a replica silent that long is taken for stopped and its tasks end as failed.
         task_lease_secs: f64 = 10.0, positive_secs, flag "task-lease", value_name = "SECS";

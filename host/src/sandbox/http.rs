@@ -80,9 +80,12 @@ impl HttpGate {
     }
 
     /// The call's requests act for `caller` (named where a credential is
-    /// used); set again when a spare instance is armed for a request.
+    /// used); set again when a spare instance is armed for a request. Kept
+    /// only for a plugin with credentials bound: no other call pays for it.
     pub fn act_for(&mut self, caller: Option<&str>) {
-        self.caller = caller.map(Arc::from);
+        if self.credentials.is_some() {
+            self.caller = caller.map(Arc::from);
+        }
     }
 
     /// Bounds every wait of the call's requests by `time_left`.

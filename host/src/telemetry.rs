@@ -283,9 +283,9 @@ fn child(name: Cow<'static, str>, kind: SpanKind, attributes: Vec<KeyValue>) -> 
     })
 }
 
-/// Records `attributes` on the span current here, and an error status when
-/// `failed`; nothing outside a traced request.
-fn record_here(attributes: impl IntoIterator<Item = KeyValue>, failed: bool) {
+/// Records the `attributes` made on the span current here, and an error
+/// status when `failed`; outside a traced request nothing is made.
+fn record_here<A: IntoIterator<Item = KeyValue>>(attributes: impl FnOnce() -> A, failed: bool) {
     if !enabled() {
         return;
     }
@@ -294,7 +294,7 @@ fn record_here(attributes: impl IntoIterator<Item = KeyValue>, failed: bool) {
             return;
         }
         let span = current.span();
-        span.set_attributes(attributes);
+        span.set_attributes(attributes());
         if failed {
             span.set_status(Status::error(""));
         }
@@ -334,17 +334,21 @@ pub fn plugin_call_ended(
     outcome: &'static str,
     limit: Option<&'static str>,
 ) {
-    let used = [
-        KeyValue::new("wasm_mcp.fuel_used", i64::try_from(fuel).unwrap_or(i64::MAX)),
-        KeyValue::new(
-            "wasm_mcp.peak_memory_bytes",
-            i64::try_from(peak_memory).unwrap_or(i64::MAX),
-        ),
-        KeyValue::new("wasm_mcp.wall_ms", wall_ms),
-        KeyValue::new("wasm_mcp.outcome", outcome),
-    ];
-    let limit = limit.map(|limit| KeyValue::new("wasm_mcp.limit", limit));
-    record_here(used.into_iter().chain(limit), outcome != "ok");
+    let used = move || {
+        let limit = limit.map(|limit| KeyValue::new("wasm_mcp.limit", limit));
+        [
+            KeyValue::new("wasm_mcp.fuel_used", i64::try_from(fuel).unwrap_or(i64::MAX)),
+            KeyValue::new(
+                "wasm_mcp.peak_memory_bytes",
+                i64::try_from(peak_memory).unwrap_or(i64::MAX),
+            ),
+            KeyValue::new("wasm_mcp.wall_ms", wall_ms),
+            KeyValue::new("wasm_mcp.outcome", outcome),
+        ]
+        .into_iter()
+        .chain(limit)
+    };
+    record_here(used, outcome != "ok");
 }
 
 /// The span of a task's lifetime, from its creation to its end, a child of
@@ -362,7 +366,7 @@ pub fn task(id: &str) -> Option<Traced> {
 
 /// The task of the current task span ended with `status`.
 pub fn task_ended(status: &'static str) {
-    record_here([KeyValue::new("wasm_mcp.task.status", status)], false);
+    record_here(|| [KeyValue::new("wasm_mcp.task.status", status)], false);
 }
 
 /// The span of a request the server sends the client (sampling,

@@ -61,6 +61,7 @@ fn respond(method: &str) -> Result<Value, String> {
         "tools/list" => Ok(json!({ "tools": [
             { "name": "echo", "inputSchema": { "type": "object" } },
             { "name": "count_primes", "inputSchema": { "type": "object" } },
+            { "name": "count_primes_by_division", "inputSchema": { "type": "object" } },
         ] })),
         other => Err(format!("no method {other}")),
     }
@@ -71,6 +72,7 @@ fn call_tool(params: &Value) -> Result<Value, String> {
     let text = match params["name"].as_str() {
         Some("echo") => workloads::echo(arguments),
         Some("count_primes") => workloads::count_primes(arguments),
+        Some("count_primes_by_division") => workloads::count_primes_by_division(arguments),
         _ => return Err("no such tool".into()),
     };
     match text {

@@ -29,7 +29,12 @@ impl ServerHandler for BenchTools {
         let schema = Arc::new(JsonObject::from_iter([("type".to_string(), Value::from("object"))]));
         Ok(ListToolsResult::with_all_items(vec![
             Tool::new("echo", "Returns the message it is given.", schema.clone()),
-            Tool::new("count_primes", "Counts the primes below a number.", schema),
+            Tool::new("count_primes", "Counts the primes below a number.", schema.clone()),
+            Tool::new(
+                "count_primes_by_division",
+                "Counts the primes below a number by trial division.",
+                schema,
+            ),
         ]))
     }
 
@@ -42,6 +47,7 @@ impl ServerHandler for BenchTools {
         let text = match &*request.name {
             "echo" => workloads::echo(&arguments),
             "count_primes" => workloads::count_primes(&arguments),
+            "count_primes_by_division" => workloads::count_primes_by_division(&arguments),
             other => return Err(ErrorData::invalid_params(format!("no tool {other}"), None)),
         };
         let text = text.ok_or_else(|| ErrorData::invalid_params("invalid arguments", None))?;

@@ -1,5 +1,5 @@
 //! CPU-bound work written once for every place that runs it: compiled to
-//! wasm in the spinner test plugin (`count_primes`) and natively in the
+//! wasm in the spinner test plugin (`count_primes`, `count_primes_by_division`) and natively in the
 //! benchmarks' servers and baselines, so that a comparison of the two
 //! measures the compilers and the host, never two versions of the code.
 
@@ -25,9 +25,29 @@ pub fn sieve(below: usize) -> usize {
     count
 }
 
+/// The number of primes below `below`, each number tried by division with
+/// every odd number up to its square root: a loop of divisions, no memory.
+pub fn trial_division(below: u32) -> usize {
+    (2..below).filter(|&n| is_prime(n)).count()
+}
+
+fn is_prime(n: u32) -> bool {
+    if n % 2 == 0 {
+        return n == 2;
+    }
+    let mut divisor = 3;
+    while divisor * divisor <= n {
+        if n % divisor == 0 {
+            return false;
+        }
+        divisor += 2;
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
-    use super::sieve;
+    use super::{sieve, trial_division};
 
     #[test]
     fn counts_the_primes_below_a_bound() {
@@ -36,5 +56,12 @@ mod tests {
         assert_eq!(sieve(3), 1);
         assert_eq!(sieve(10), 4);
         assert_eq!(sieve(1000), 168);
+    }
+
+    #[test]
+    fn trial_division_counts_as_the_sieve_does() {
+        for below in [0, 2, 3, 10, 1000, 200_000] {
+            assert_eq!(trial_division(below), sieve(below as usize), "below {below}");
+        }
     }
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use wasm_mcp_sdk::{Error, NoArgs, Plugin, Prompt, PromptMessage, ResourceContents, ResourceTemplate, Tool, host};
-use wasm_mcp_workloads::sieve;
+use wasm_mcp_workloads::{sieve, trial_division};
 
 /// Loops forever without ever asking whether it was cancelled.
 fn spin(_: NoArgs) -> String {
@@ -118,6 +118,12 @@ fn count_primes(args: PrimesArgs) -> String {
     format!("{} primes below {}", sieve(args.below as usize), args.below)
 }
 
+/// CPU-bound work that is mostly divisions: `trial_division` of
+/// `wasm-mcp-workloads`, which the benchmarks also run natively.
+fn count_primes_by_division(args: PrimesArgs) -> String {
+    format!("{} primes below {}", trial_division(args.below), args.below)
+}
+
 #[derive(Deserialize, JsonSchema)]
 struct PrintArgs {
     /// The text written to stdout and to stderr.
@@ -181,6 +187,10 @@ fn plugin() -> Plugin {
         .tool(
             Tool::new("count_primes", count_primes)
                 .description("Counts the primes below `below` with a sieve (CPU-bound, no host calls)."),
+        )
+        .tool(
+            Tool::new("count_primes_by_division", count_primes_by_division)
+                .description("Counts the primes below `below` by trial division (CPU-bound, no host calls)."),
         )
         .tool(Tool::new("print", print).description("Writes `text` to stdout and stderr, then returns \"printed\"."))
 }

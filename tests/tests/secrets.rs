@@ -353,6 +353,22 @@ fn refused_at_start(config: &str, needles: &[&str]) {
 }
 
 #[test]
+fn a_start_refused_after_initialize_was_answered_still_ends_the_serve() {
+    // The transport answers while the plugins' side is made; what that side
+    // refuses ends the serve with its error, with the client still connected.
+    let plugins = PluginDir::empty();
+    let file = plugins.add_file("host.toml", b"[secrets.missing]\nenv = \"UNSET_VARIABLE\"\n");
+    let mut command = serve_command(plugins.path());
+    command.arg("--config").arg(&file).env_remove("UNSET_VARIABLE");
+    let mut server = StdioServer::spawn_command(command);
+    server.send(&json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } }));
+    let status = server.wait_for_exit("a refused start");
+    assert!(!status.success(), "{}", server.stderr());
+    assert!(server.stderr().contains("UNSET_VARIABLE"), "{}", server.stderr());
+}
+
+#[test]
 fn a_binding_that_does_not_hold_together_stops_the_start_naming_it() {
     let secret = "[secrets.token]\nenv = \"UPSTREAM_TOKEN\"\n";
     let binding = |body: &str| format!("{secret}[bindings.github]\nplugin = \"p\"\n{body}");

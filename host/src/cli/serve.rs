@@ -76,27 +76,70 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     let registry = Registry::new(&settings.registry, store_dir)?;
     let lease = Duration::from_secs_f64(settings.server.task_lease_secs);
     let store = StateStore::open(&state_location(&settings.server, &args.plugins), lease)?;
-    let runtime = Arc::new(PluginRuntime::new(&settings, cache_dir, store.clone())?);
     let operator = (settings.server.metrics.clone(), settings.server.status.clone());
-    let hub = Hub::new(settings.server, store)?;
+    let hub = Hub::new(settings.server.clone(), store.clone())?;
     tokio::spawn(hub.clone().follow_replicas());
     tokio::spawn(hub.clone().keep_tasks(lease));
-    let reloader = Reloader::new(hub.clone(), runtime, args.plugins, registry);
-    if !args.no_watch {
-        reloader.watch()?;
-    }
-    reloader.relist_on_request();
-    reloader.follow_revocations().await;
-    tokio::spawn(reloader.clone().load_all());
-    transport::operations::serve(&hub, operator.0.as_deref(), operator.1.as_deref()).await?;
-    let served = match http {
-        Some(config) => transport::http::serve(hub, config).await,
-        None => transport::stdio::serve(hub).await,
+    // The plugins' side (the engine, its pools and linker, then the plugins)
+    // is made while the transport already answers: `initialize` needs none of
+    // it, and lists wait for the plugins present at start.
+    let plugins = PluginsStart {
+        settings,
+        cache_dir,
+        store,
+        dir: args.plugins,
+        registry,
+        watch: !args.no_watch,
     };
+    let mut starting = tokio::spawn(plugins.start(hub.clone()));
+    transport::operations::serve(&hub, operator.0.as_deref(), operator.1.as_deref()).await?;
+    let serving = async move {
+        match http {
+            Some(config) => transport::http::serve(hub, config).await,
+            None => transport::stdio::serve(hub).await,
+        }
+    };
+    tokio::pin!(serving);
+    // A start that fails ends the serve with its error, even when the
+    // transport was done first (stdin closed at once).
+    let reloader = tokio::select! {
+        started = &mut starting => started??,
+        served = &mut serving => {
+            starting.await??;
+            return served;
+        }
+    };
+    let served = serving.await;
     // The reloader (and the runtime it holds: the engine and the linker the
     // plugins run on) lives until the end of the serve.
     drop(reloader);
     served
+}
+
+/// What the plugins' side of a serve is made from.
+struct PluginsStart {
+    settings: Settings,
+    cache_dir: Option<PathBuf>,
+    store: Arc<StateStore>,
+    dir: PathBuf,
+    registry: Registry,
+    watch: bool,
+}
+
+impl PluginsStart {
+    /// Makes the runtime and the reloader, follows the directory, and starts
+    /// loading every plugin; the reloader is returned once the load started.
+    async fn start(self, hub: Arc<Hub>) -> Result<Arc<Reloader>> {
+        let runtime = Arc::new(PluginRuntime::new(&self.settings, self.cache_dir, self.store)?);
+        let reloader = Reloader::new(hub, runtime, self.dir, self.registry);
+        if self.watch {
+            reloader.watch()?;
+        }
+        reloader.relist_on_request();
+        reloader.follow_revocations().await;
+        tokio::spawn(reloader.clone().load_all());
+        Ok(reloader)
+    }
 }
 
 /// Where the server keeps its tasks: `--state`, else a file of its own in

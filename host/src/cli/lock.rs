@@ -320,7 +320,7 @@ impl Checked {
         // Loading lists the plugin: nothing it writes is kept.
         let runtime = PluginRuntime::new(settings, cache, StateStore::in_memory())?;
         let plugin = runtime
-            .load_component(name, &pulled.wasm_path, pulled.wasm, manifest)
+            .load_component(name, &pulled.wasm_path, pulled.wasm, manifest, pulled.skills)
             .await
             .with_context(|| {
                 format!(

@@ -155,6 +155,10 @@ fn a_plugin_pushed_with_its_skills_serves_them_once_added_as_from_its_folder() {
     let fresh = tempfile::tempdir().unwrap();
     let added = succeeds(add(&registry, fresh.path(), plugins.path(), &reference));
     assert!(added.contains(&format!("digest    {digest}")), "{added}");
+    assert!(
+        added.contains("skills    git-workflow, reports/daily (made when read)"),
+        "{added}"
+    );
     let mut server = serve(&registry, fresh.path(), plugins.path());
     let from_registry = skills(&mut server);
     eprintln!("skills/list once added from the registry: {from_registry:#?}");

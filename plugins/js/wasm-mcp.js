@@ -33,6 +33,13 @@
 // what the plugin lists may have changed: the host lists it again and tells
 // the clients.
 //
+// A skill the plugin writes as it is read (a dynamic skill of the skills
+// extension) is declared under `skills`, by path: `files()` gives the files
+// it has now (`SKILL.md` among them), `read(file)` one's text (undefined for
+// a file it does not have). It needs a world with the `skills` export: a line
+// `// world: plugin-with-skills` (or `// world: full-plugin` for a plugin
+// that also keeps state) in plugin.js, and `skills` among the exports.
+//
 // This module imports nothing from the host itself, so the logic runs under
 // `node --test` too (pass `host: undefined`: log and listsChanged go to
 // stderr, progress nowhere; isCancelled and runAsTask return false).
@@ -175,7 +182,7 @@ export function context(host) {
 const notFound = (what) => ({ tag: "not-found", val: what });
 
 /** The four exports of the `plugin` world, from declarations. */
-export function definePlugin({ host, tools = {}, resources = {}, prompts = {} }) {
+export function definePlugin({ host, tools = {}, resources = {}, prompts = {}, skills = {} }) {
   const ctx = context(host);
   for (const [name, t] of Object.entries(tools)) {
     if (t.taskSupport !== undefined && !TASK_SUPPORT.includes(t.taskSupport))
@@ -251,7 +258,23 @@ export function definePlugin({ host, tools = {}, resources = {}, prompts = {} })
     completion: {
       complete: () => ({ values: [], hasMore: false }),
     },
+    skills: {
+      listSkills: () => Object.keys(skills),
+      listSkillFiles: (path) => skillAt(skills, path).files(),
+      readSkillFile(path, file) {
+        const made = skillAt(skills, path).read(file);
+        if (made === undefined) throw notFound(`skill ${path} has no file ${file}`);
+        const mimeType = file.endsWith(".md") ? "text/markdown" : "text/plain";
+        return { uri: `skill://${path}/${file}`, mimeType, body: { tag: "text", val: String(made) } };
+      },
+    },
   };
+}
+
+function skillAt(skills, path) {
+  const skill = skills[path];
+  if (!skill) throw notFound(`no skill at ${path}`);
+  return skill;
 }
 
 /** A state operation the host refused or failed; the message is the host's. */

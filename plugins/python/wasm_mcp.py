@@ -35,6 +35,14 @@ once, and the call runs on), and checks `is_cancelled()` between steps.
 `lists_changed(tools=True)` (or `prompts=`, `resources=`) says that what the
 plugin lists may have changed: the host lists it again and tells the clients.
 
+`@skill("reports/weekly", files=lambda: ["SKILL.md", "figures.md"])` on a
+function of a file's path makes a skill the plugin writes as it is read (a
+dynamic skill of the skills extension): the function returns the file's text,
+or None for a file the skill does not have. It needs a world with the
+`skills` export: put the line `# world: plugin-with-skills` (or
+`# world: full-plugin` for a plugin that also keeps state) in app.py and
+export `Skills` too.
+
 `Bucket("notes")` keeps state between calls in a bucket the manifest grants
 (`[keyvalue] buckets = ["notes"]`), through `wasi:keyvalue`: `get`, `set`,
 `delete`, `exists`, `keys`, `increment` and `update` (compare-and-swap). It
@@ -53,7 +61,7 @@ __all__ = [
     "tool", "resource", "prompt", "log", "progress", "is_cancelled", "ToolError",
     "run_as_task", "lists_changed",
     "ask", "elicit", "sample", "roots", "Elicited", "ClientError", "Bucket", "StateError",
-    "Tools", "Resources", "Prompts", "Completion", "input_schema",
+    "skill", "Tools", "Resources", "Prompts", "Completion", "Skills", "input_schema",
 ]
 
 
@@ -77,9 +85,16 @@ class _Resource:
     mime_type: Optional[str]
 
 
+@dataclass
+class _Skill:
+    files: Callable[[], list]
+    read: Callable[[str], Optional[str]]
+
+
 _tools: dict = {}
 _resources: dict = {}
 _prompts: dict = {}
+_skills: dict = {}
 
 
 # ---- decorators ---------------------------------------------------------------
@@ -115,6 +130,17 @@ def prompt(fn=None):
         _prompts[fn.__name__] = fn
         return fn
     return register(fn) if fn is not None else register
+
+
+def skill(path: str, *, files: Callable[[], list]):
+    """Registers `fn(file)` as the maker of the files of the skill at `path`
+    (`reports/weekly`, served at skill://reports/weekly/FILE): `files()` says
+    which files it has now (`SKILL.md` among them), `fn` returns one's text,
+    or None for a file it does not have."""
+    def register(fn):
+        _skills[path] = _Skill(files, fn)
+        return fn
+    return register
 
 
 # ---- plugin state (wasi:keyvalue) ----------------------------------------------
@@ -519,3 +545,25 @@ class Completion:
     def complete(self, request):
         from wit_world.exports import completion
         return completion.Completions([], None, False)
+
+
+class Skills:
+    def list_skills(self):
+        return list(_skills)
+
+    def list_skill_files(self, path):
+        return list(_skill_at(path).files())
+
+    def read_skill_file(self, path, file):
+        from wit_world.imports import types
+        text = _skill_at(path).read(file)
+        if text is None:
+            raise _error("NotFound", f"skill {path} has no file {file}")
+        mime_type = "text/markdown" if file.endswith(".md") else "text/plain"
+        return types.ResourceContents(f"skill://{path}/{file}", mime_type, types.ContentsBody_Text(text), None)
+
+
+def _skill_at(path: str) -> _Skill:
+    if path not in _skills:
+        raise _error("NotFound", f"no skill at {path}")
+    return _skills[path]

@@ -10,7 +10,8 @@
 //   key, signature, algorithm) and the WWW-Authenticate challenges;
 // - Protected Resource Metadata (RFC 9728);
 // - per-entry scopes from plugin manifests, in a 2025-11-25 session and in
-//   2026-07-28 stateless requests (lists filtered, calls refused with 403);
+//   2026-07-28 stateless requests (lists filtered, calls refused with 403),
+//   a skill's included (skills/list, skills/get, its files and folders);
 // - the principal bound to sessions, tasks and MRTR requestState;
 // - token introspection (--auth-introspection-client), --auth-resource,
 //   --auth-algorithms, --auth-leeway, the metadata's issuer check, and a
@@ -26,7 +27,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createHmac, createSign, generateKeyPairSync, randomUUID } from "node:crypto";
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -40,7 +41,7 @@ import { binary, listening, pluginsDir, requireBuilt } from "./helpers.mjs";
 const LEGACY = "2025-11-25";
 const MODERN = "2026-07-28";
 const TASKS = "io.modelcontextprotocol/tasks";
-const ALL_SCOPES = "mcp notes:read notes:write conformance";
+const ALL_SCOPES = "mcp notes:read notes:write conformance skills:read";
 const SEARCH = { name: "search_notes", arguments: { query: "reload" } };
 const TOUCH = { name: "touch_note", arguments: { slug: "hot-reload" } };
 const TOUCHED = "Announced an update of notes://note/hot-reload";
@@ -224,11 +225,18 @@ function authorizationServer(issuer, keys, resources, seen, serverErrors) {
   return provider;
 }
 
-/** A plugins directory with notes and conformance, and the scopes their manifests require. */
+/**
+ * A plugins directory with notes, conformance and playbook (with its skills
+ * folder), and the scopes their manifests require: playbook's static skill
+ * git-workflow needs skills:read, its dynamic reports/daily nothing.
+ */
 function scopedPluginsDir() {
   const dir = mkdtempSync(join(tmpdir(), "wasm-mcp-node-oauth-"));
   copyFileSync(join(pluginsDir, "notes.wasm"), join(dir, "notes.wasm"));
   copyFileSync(join(pluginsDir, "conformance.wasm"), join(dir, "conformance.wasm"));
+  copyFileSync(join(pluginsDir, "playbook.wasm"), join(dir, "playbook.wasm"));
+  cpSync(join(pluginsDir, "playbook.skills"), join(dir, "playbook.skills"), { recursive: true });
+  writeFileSync(join(dir, "playbook.toml"), '[scopes]\nskills = { "git-workflow" = ["skills:read"] }\n');
   writeFileSync(
     join(dir, "notes.toml"),
     [
@@ -823,6 +831,89 @@ describe("OAuth: wasm-mcp as a protected resource of a real authorization server
       const touched = await modern("tools/call", TOUCH, broad);
       callText(touched, "touch_note with the scope notes");
     });
+  });
+
+  describe("skill scopes", () => {
+    const GUARDED = "skill://git-workflow/SKILL.md";
+    const GUARDED_FILE = "skill://git-workflow/references/commit-messages.md";
+    const OPEN = "skill://reports/daily/SKILL.md";
+    let reader;
+    let writer;
+    before(async () => {
+      reader = await clientToken("reader");
+      writer = await clientToken("writer");
+    });
+
+    /** The URIs a list answer gives under `key`. */
+    function listed(response, key, what) {
+      assert.equal(response.status, 200, about(what, response));
+      const entries = response.message?.result?.[key];
+      assert.ok(Array.isArray(entries), about(what, response));
+      return entries.map((entry) => entry.uri);
+    }
+
+    /** A request of `token`'s caller in `revision`: in a 2025-11-25 session, or stateless in 2026-07-28. */
+    async function asker(revision, token) {
+      if (revision === MODERN) return (method, params) => modern(method, params, token);
+      const session = await openSession(token);
+      return (method, params) => inSession(session, token, method, params);
+    }
+
+    for (const revision of [LEGACY, MODERN]) {
+      test(`${revision}: without the skill's scope it is not seen, and getting or reading it is refused`, async () => {
+        assert.ok(!claims(reader).scope.split(" ").includes("skills:read"), claims(reader).scope);
+        const ask = await asker(revision, reader);
+        const skills = listed(await ask("skills/list", {}), "skills", "reader's skills/list");
+        assert.ok(skills.includes(OPEN), `the skill that needs no scope is listed: ${skills}${log()}`);
+        assert.ok(!skills.includes(GUARDED), `git-workflow hidden from reader: ${skills}${log()}`);
+        const resources = listed(await ask("resources/list", {}), "resources", "reader's resources/list");
+        assert.ok(!resources.includes(GUARDED), `its SKILL.md is no listed resource either: ${resources}`);
+        assertInsufficientScope(await ask("skills/get", { uri: GUARDED }), "mcp skills:read", "skills/get");
+        for (const uri of [GUARDED, GUARDED_FILE]) {
+          assertInsufficientScope(await ask("resources/read", { uri }), "mcp skills:read", `resources/read ${uri}`);
+        }
+        // Its folder shows nothing of it, not even the names of the folders in it.
+        const folder = await ask("resources/directory/read", { uri: "skill://git-workflow" });
+        const invalidParams = revision === MODERN ? 400 : 200; // 2026-07-28 says an invalid request in the status too
+        assert.equal(folder.status, invalidParams, about("reader reads the skill's folder", folder));
+        assert.equal(folder.message?.error?.code, -32602, about("no such directory for reader", folder));
+        assert.match(folder.message.error.message, /is not a directory resource/, about("the error", folder));
+        const open = await ask("skills/get", { uri: OPEN });
+        assert.equal(open.message?.result?.skill?.uri, OPEN, about("reader gets the skill needing no scope", open));
+      });
+
+      test(`${revision}: with the skill's scope it is listed, got and read`, async () => {
+        const ask = await asker(revision, writer);
+        const list = await ask("skills/list", {});
+        const skills = listed(list, "skills", "writer's skills/list");
+        assert.ok(skills.includes(GUARDED) && skills.includes(OPEN), `${skills}${log()}`);
+        if (revision === MODERN) {
+          assert.equal(list.message.result.cacheScope, "private", about("a list filtered by scope", list));
+        }
+        const resources = listed(await ask("resources/list", {}), "resources", "writer's resources/list");
+        assert.ok(resources.includes(GUARDED), `its SKILL.md is a listed resource: ${resources}`);
+        const got = await ask("skills/get", { uri: GUARDED });
+        assert.equal(got.status, 200, about("writer's skills/get", got));
+        const entry = got.message?.result?.skill;
+        assert.deepEqual(
+          entry?.resources?.map((file) => file.uri),
+          [GUARDED, GUARDED_FILE],
+          about("its files, with digests", got),
+        );
+        const read = await ask("resources/read", { uri: GUARDED });
+        assert.equal(read.status, 200, about("writer reads SKILL.md", read));
+        const text = read.message?.result?.contents?.[0]?.text ?? "";
+        assert.match(text, /^---\nname: git-workflow\n/, about("the SKILL.md", read));
+        const file = await ask("resources/read", { uri: GUARDED_FILE });
+        assert.ok(file.message?.result?.contents?.[0]?.text, about("writer reads a file of the skill", file));
+        const folder = listed(
+          await ask("resources/directory/read", { uri: "skill://git-workflow" }),
+          "resources",
+          "writer reads the skill's folder",
+        );
+        assert.deepEqual(folder, [GUARDED, "skill://git-workflow/references"], `${folder}${log()}`);
+      });
+    }
   });
 
   describe("the principal is bound to state", () => {

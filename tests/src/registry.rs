@@ -5,12 +5,15 @@
 //! apache2-utils). Its storage is a temporary directory the tests may reach
 //! into (to tamper with a blob). It is stopped when dropped. A second kind
 //! asks for bearer tokens from a token server of the tests' own
-//! ([`crate::registry_token`]) instead of passwords.
+//! ([`crate::registry_token`]) instead of passwords. [`OpenApi`] writes
+//! to an open one by hand.
 
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
+
+use sha2::{Digest, Sha256};
 
 use crate::https::TestCa;
 use crate::registry_token::{self, TokenServer};
@@ -212,5 +215,101 @@ impl Drop for TestRegistry {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+}
+
+/// The distribution API of a registry open to anyone over plain HTTP (one
+/// started with [`TestRegistry::start_plain`]), for what `wasm-mcp push`
+/// would never publish: blobs and manifests put as given, whatever they hold.
+pub struct OpenApi {
+    addr: String,
+    repository: String,
+    client: reqwest::blocking::Client,
+}
+
+/// The media type of an OCI image manifest.
+pub const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+
+impl OpenApi {
+    /// The API of `repository` in the registry at `http://addr`.
+    pub fn new(addr: &str, repository: &str) -> Self {
+        crate::tls_provider();
+        Self {
+            addr: addr.to_owned(),
+            repository: repository.to_owned(),
+            client: reqwest::blocking::Client::new(),
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}/v2/{}/{path}", self.addr, self.repository)
+    }
+
+    /// Uploads `bytes` as a blob (monolithically); its digest.
+    pub fn blob(&self, bytes: &[u8]) -> String {
+        let digest = format!("sha256:{:x}", Sha256::digest(bytes));
+        let started = self.client.post(self.url("blobs/uploads/")).send().unwrap();
+        assert!(started.status().is_success(), "blob upload: {}", started.status());
+        let location = started.headers()["location"].to_str().unwrap().to_owned();
+        let location = if location.starts_with("http") {
+            location
+        } else {
+            format!("http://{}{location}", self.addr)
+        };
+        let separator = if location.contains('?') { '&' } else { '?' };
+        let response = self
+            .client
+            .put(format!("{location}{separator}digest={digest}"))
+            .header("Content-Type", "application/octet-stream")
+            .body(bytes.to_vec())
+            .send()
+            .unwrap();
+        assert!(response.status().is_success(), "blob upload: {}", response.status());
+        digest
+    }
+
+    /// Puts `body` (of `media_type`) as the manifest `reference` (a tag or digest) names.
+    pub fn put_manifest(&self, reference: &str, media_type: &str, body: &[u8]) {
+        let response = self
+            .client
+            .put(self.url(&format!("manifests/{reference}")))
+            .header("Content-Type", media_type)
+            .body(body.to_vec())
+            .send()
+            .unwrap();
+        assert!(
+            response.status().is_success(),
+            "manifest {reference}: {} {}",
+            response.status(),
+            response.text().unwrap_or_default()
+        );
+    }
+
+    /// The manifest `reference` names, as `accept`, if the registry has it.
+    pub fn manifest(&self, reference: &str, accept: &str) -> Option<Vec<u8>> {
+        let response = self
+            .client
+            .get(self.url(&format!("manifests/{reference}")))
+            .header("Accept", accept)
+            .send()
+            .ok()
+            .filter(|r| r.status().is_success())?;
+        Some(response.bytes().ok()?.to_vec())
+    }
+
+    /// Publishes, under `tag`, an OCI image manifest of the config
+    /// `config` (of `config_type`) and `layers` (media type, bytes), each
+    /// uploaded; the manifest's digest.
+    pub fn artifact(&self, tag: &str, config_type: &str, config: &[u8], layers: &[(&str, &[u8])]) -> String {
+        let descriptor = |media_type: &str, bytes: &[u8]| serde_json::json!({ "mediaType": media_type, "digest": self.blob(bytes), "size": bytes.len() });
+        let manifest = serde_json::to_vec(&serde_json::json!({
+            "schemaVersion": 2,
+            "mediaType": OCI_MANIFEST,
+            "config": descriptor(config_type, config),
+            "layers": layers.iter().map(|(media_type, bytes)| descriptor(media_type, bytes)).collect::<Vec<_>>(),
+        }))
+        .unwrap();
+        self.put_manifest(tag, OCI_MANIFEST, &manifest);
+        format!("sha256:{:x}", Sha256::digest(&manifest))
     }
 }

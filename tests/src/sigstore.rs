@@ -21,9 +21,10 @@ use rcgen::{
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::registry::{OCI_MANIFEST, OpenApi};
+
 /// The media type of a Sigstore bundle (and the artifact type of its referrer).
 pub const BUNDLE_MEDIA_TYPE: &str = "application/vnd.dev.sigstore.bundle.v0.3+json";
-const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
 const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
 const OCI_EMPTY: &str = "application/vnd.oci.empty.v1+json";
 /// Fulcio's extension naming the OIDC issuer (a DER UTF8String).
@@ -245,44 +246,9 @@ impl Sigstore {
 /// Attaches `bundle` to the artifact `digest` (its manifest `size` bytes) of
 /// `repository` in the registry at `http://addr`, as its OCI referrer.
 pub fn attach(addr: &str, repository: &str, digest: &str, size: usize, bundle: &str) {
-    let client = reqwest::blocking::Client::new();
-    let api = |path: &str| format!("http://{addr}/v2/{repository}/{path}");
-    let blob = |bytes: &[u8]| {
-        let digest = format!("sha256:{}", hex(&Sha256::digest(bytes)));
-        let started = client.post(api("blobs/uploads/")).send().unwrap();
-        assert!(started.status().is_success(), "blob upload: {}", started.status());
-        let location = started.headers()["location"].to_str().unwrap().to_owned();
-        let location = if location.starts_with("http") {
-            location
-        } else {
-            format!("http://{addr}{location}")
-        };
-        let separator = if location.contains('?') { '&' } else { '?' };
-        let response = client
-            .put(format!("{location}{separator}digest={digest}"))
-            .header("Content-Type", "application/octet-stream")
-            .body(bytes.to_vec())
-            .send()
-            .unwrap();
-        assert!(response.status().is_success(), "blob upload: {}", response.status());
-        digest
-    };
-    let put = |reference: &str, media_type: &str, body: &[u8]| {
-        let response = client
-            .put(api(&format!("manifests/{reference}")))
-            .header("Content-Type", media_type)
-            .body(body.to_vec())
-            .send()
-            .unwrap();
-        assert!(
-            response.status().is_success(),
-            "manifest {reference}: {} {}",
-            response.status(),
-            response.text().unwrap_or_default()
-        );
-    };
-    let config = blob(b"{}");
-    let layer = blob(bundle.as_bytes());
+    let api = OpenApi::new(addr, repository);
+    let config = api.blob(b"{}");
+    let layer = api.blob(bundle.as_bytes());
     let manifest = serde_json::to_vec(&json!({
         "schemaVersion": 2,
         "mediaType": OCI_MANIFEST,
@@ -293,17 +259,13 @@ pub fn attach(addr: &str, repository: &str, digest: &str, size: usize, bundle: &
     }))
     .unwrap();
     let manifest_digest = format!("sha256:{}", hex(&Sha256::digest(&manifest)));
-    put(&manifest_digest, OCI_MANIFEST, &manifest);
+    api.put_manifest(&manifest_digest, OCI_MANIFEST, &manifest);
     // The referrers index of a registry without the referrers API: its
     // tag is the subject's digest, and it lists every referrer so far.
     let tag = digest.replacen(':', "-", 1);
-    let mut referrers: Vec<Value> = client
-        .get(api(&format!("manifests/{tag}")))
-        .header("Accept", OCI_INDEX)
-        .send()
-        .ok()
-        .filter(|r| r.status().is_success())
-        .and_then(|r| serde_json::from_slice::<Value>(&r.bytes().ok()?).ok())
+    let mut referrers: Vec<Value> = api
+        .manifest(&tag, OCI_INDEX)
+        .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
         .and_then(|index| index["manifests"].as_array().cloned())
         .unwrap_or_default();
     referrers.push(json!({
@@ -318,7 +280,7 @@ pub fn attach(addr: &str, repository: &str, digest: &str, size: usize, bundle: &
         "manifests": referrers,
     }))
     .unwrap();
-    put(&tag, OCI_INDEX, &index);
+    api.put_manifest(&tag, OCI_INDEX, &index);
 }
 
 /// A log's ID: the SHA-256 of its public key (DER).

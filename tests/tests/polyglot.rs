@@ -4,8 +4,9 @@
 //! errors), resource, prompt, and the log and progress notifications they
 //! send, all through the real binary; a task-supporting tool of each that
 //! says it takes a while becomes a task for a 2026-07-28 client with the
-//! tasks extension, and a tool of each that says its lists changed makes the
-//! host announce them.
+//! tasks extension, a tool of each that says its lists changed makes the
+//! host announce them, and each makes a skill (the `plugin-with-skills`
+//! world), listed as dynamic and read as made.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -389,4 +390,58 @@ fn python_and_javascript_tools_that_say_their_lists_changed_make_the_host_list_t
         .clone();
     assert_eq!(single_text(&result), "ListChanged");
     server.shutdown();
+}
+
+/// `method` of a 2026-07-28 client: the whole response.
+fn modern_request(server: &mut ModernStdio, method: &str, params: Value) -> Value {
+    server.request(method, with_meta(params, &meta(json!({}), None)))
+}
+
+#[test]
+fn python_and_javascript_plugins_make_skills_listed_as_dynamic_and_read_as_made() {
+    let plugins = PluginDir::with(&["stats", "textkit"]);
+    let mut server = ModernStdio::serve(&plugins, &[]);
+    server.wait_until_loaded();
+    let listed = modern_request(&mut server, "skills/list", json!({}));
+    let skills = listed["result"]["skills"].as_array().expect("a list of skills").clone();
+    for (path, name, file, made) in [
+        (
+            "stats/describing-data",
+            "describing-data",
+            "example.md",
+            "A sample of 8 numbers",
+        ),
+        ("textkit/naming", "naming", "cases.md", "- snake: naming_things"),
+    ] {
+        let uri = format!("skill://{path}/SKILL.md");
+        let entry = skills
+            .iter()
+            .find(|s| s["uri"] == uri)
+            .unwrap_or_else(|| panic!("{uri} is not listed: {listed}"));
+        assert_eq!(entry["resources"], "dynamic", "{entry}");
+        assert_eq!(entry["frontmatter"]["name"], name, "{entry}");
+        let mut read = |uri: &str| modern_request(&mut server, "resources/read", json!({ "uri": uri }));
+        let skill_md = read(&uri);
+        let text = skill_md["result"]["contents"][0]["text"].as_str().unwrap_or_default();
+        assert!(text.starts_with(&format!("---\nname: {name}\n")), "{skill_md}");
+        let other = read(&format!("skill://{path}/{file}"));
+        assert_eq!(other["result"]["contents"][0]["mimeType"], "text/markdown", "{other}");
+        let other_text = other["result"]["contents"][0]["text"].as_str().unwrap_or_default();
+        assert!(other_text.contains(made), "{other}");
+        let missing = read(&format!("skill://{path}/missing.md"));
+        assert_eq!(missing["error"]["code"], -32602, "{missing}");
+        let folder = modern_request(
+            &mut server,
+            "resources/directory/read",
+            json!({ "uri": format!("skill://{path}") }),
+        );
+        let files: Vec<&str> = folder["result"]["resources"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{folder}"))
+            .iter()
+            .map(|f| f["uri"].as_str().unwrap())
+            .collect();
+        assert_eq!(files, [uri.clone(), format!("skill://{path}/{file}")], "{folder}");
+    }
+    server.close();
 }

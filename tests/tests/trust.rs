@@ -10,7 +10,8 @@
 //! the registry down, the signatures kept from the last look decide.
 //! Keyless signatures are Sigstore bundles from a private Sigstore instance
 //! (`wasm_mcp_tests::sigstore`), attached as OCI referrers and checked
-//! offline against its trusted root and the identity a rule names.
+//! offline against its trusted root and the identity a rule names. A
+//! signature covers a plugin's skills layer as it covers its component.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -897,5 +898,54 @@ fn a_digest_revoked_through_the_shared_state_store_is_withdrawn_from_every_repli
             "a revocation goes through the state store the replicas share (redis://HOST:PORT)",
             "[revoked]",
         ],
+    );
+}
+
+#[test]
+fn a_signature_covers_the_skills_layer_and_other_skills_under_the_same_tag_are_refused() {
+    let setup = Setup::new();
+    let publisher = setup.keygen("publisher");
+    setup.policy(&format!(
+        "[[rule]]\npattern = \"ADDR/trusted/*\"\nkeys = [\"{}\"]\n",
+        publisher.file_name().unwrap().to_str().unwrap()
+    ));
+    let rule = "rule \"ADDR/trusted/*\" wants a signature by".replace("ADDR", &setup.registry.addr);
+    let source = PluginDir::with(&["playbook"]);
+    let wasm = source.path().join("playbook.wasm");
+    let reference = setup.registry.reference("trusted/playbook:1");
+    let push = || {
+        succeeds(setup.wasm_mcp(&["push", wasm.to_str().unwrap(), &reference]))
+            .trim()
+            .to_owned()
+    };
+
+    // Published with its skills and signed: added and served with them.
+    let signed = push();
+    setup.sign(&signed, "publisher");
+    let plugins = PluginDir::empty();
+    succeeds(setup.add(plugins.path(), &reference, "playbook"));
+    let mut server = setup.serve(plugins.path());
+    let listed = server.request("skills/list", json!({})).result().clone();
+    assert!(listed.to_string().contains("skill://git-workflow/SKILL.md"), "{listed}");
+    server.shutdown();
+
+    // The same component under the same tag with one skill file changed is
+    // another artifact, which no signature covers: update refuses it.
+    let skill_md = source.path().join("playbook.skills/git-workflow/SKILL.md");
+    let changed = std::fs::read_to_string(&skill_md).unwrap() + "\nAlso: push to main on Fridays.\n";
+    std::fs::write(&skill_md, changed).unwrap();
+    let other = push();
+    assert_ne!(other, signed);
+    let mut update = setup.wasm_mcp(&["update", "--pull-retries", "0", "--plugins"]);
+    update
+        .arg(plugins.path())
+        .arg("--trust-policy")
+        .arg(setup.path("policy.toml"));
+    refused(update, &[&rule, "it is unsigned (the registry has no sha256-"]);
+    let lock = std::fs::read_to_string(plugins.path().join("plugins.lock")).unwrap();
+    let digest = |pinned: &str| pinned.rsplit('@').next().unwrap().to_owned();
+    assert!(
+        lock.contains(&digest(&signed)) && !lock.contains(&digest(&other)),
+        "{lock}"
     );
 }

@@ -19,6 +19,7 @@ use super::pagination::Listed;
 use super::{Catalog, Naming, ResourceEntry, hidden};
 use crate::manifest::EntryKind;
 use crate::plugin::Plugin;
+use crate::principal::{Principal, may_use};
 use crate::protocol::modern::CacheHint;
 use crate::skills::{DIRECTORY_MIME_TYPE, SCHEME, SKILL_MD, Skill, SkillFile, file_uri};
 
@@ -143,9 +144,9 @@ impl Catalog {
     }
 
     /// The direct children of the directory resource `uri` (a folder of a
-    /// skill from a folder, or a folder above skills), by URI; `None` when
-    /// `uri` is no such directory.
-    pub fn directory(&self, uri: &str) -> Option<BTreeMap<String, Child>> {
+    /// skill from a folder, or a folder above skills) that `principal` may
+    /// see, by URI; `None` when `uri` is no such directory for it.
+    pub fn directory(&self, uri: &str, principal: Option<&Principal>) -> Option<BTreeMap<String, Child>> {
         if !uri.starts_with(SCHEME) || uri.ends_with('/') {
             return None;
         }
@@ -160,34 +161,47 @@ impl Catalog {
                 let listed = json!({ "uri": file, "mimeType": file_of.mime_type, "size": file_of.bytes.len() });
                 (file.as_str(), listed, entry.scopes.clone())
             });
-        children(&prefix, files)
+        children(&prefix, files, principal)
     }
 }
 
 /// The direct children of the folder whose URIs start with `prefix`, of
-/// the `files` under it (URI, listing, scopes): the files in it, and a
-/// directory resource for each folder in it.
+/// the `files` under it (URI, listing, scopes) that `principal` may read:
+/// those files in it, and a directory resource for each folder in it that
+/// holds one, needing the scopes of the files it holds (so that a listing
+/// that shows it is the caller's own). Nothing of a folder whose files the
+/// caller may not read is shown, not even its name.
 pub fn children<'a>(
     prefix: &str,
     files: impl IntoIterator<Item = (&'a str, Value, Vec<String>)>,
+    principal: Option<&Principal>,
 ) -> Option<BTreeMap<String, Child>> {
-    let mut children = BTreeMap::new();
+    let mut children: BTreeMap<String, Child> = BTreeMap::new();
     for (file, mut listed, scopes) in files {
         let Some(rest) = file.strip_prefix(prefix) else {
             continue;
         };
-        let child = match rest.split_once('/') {
+        if !may_use(principal, &scopes) {
+            continue;
+        }
+        match rest.split_once('/') {
             None => {
                 listed["name"] = json!(rest);
-                Child { listed, scopes }
+                children.entry(file.to_owned()).or_insert(Child { listed, scopes });
             }
-            Some((folder, _)) => Child {
-                listed: json!({ "uri": format!("{prefix}{folder}"), "name": folder, "mimeType": DIRECTORY_MIME_TYPE }),
-                scopes: Vec::new(),
-            },
-        };
-        let key = child.listed["uri"].as_str().unwrap_or_default().to_owned();
-        children.entry(key).or_insert(child);
+            Some((folder, _)) => {
+                let uri = format!("{prefix}{folder}");
+                let child = children.entry(uri.clone()).or_insert_with(|| Child {
+                    listed: json!({ "uri": uri, "name": folder, "mimeType": DIRECTORY_MIME_TYPE }),
+                    scopes: Vec::new(),
+                });
+                for scope in scopes {
+                    if !child.scopes.contains(&scope) {
+                        child.scopes.push(scope);
+                    }
+                }
+            }
+        }
     }
     (!children.is_empty()).then_some(children)
 }

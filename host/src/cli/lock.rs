@@ -320,7 +320,7 @@ impl Checked {
         // Loading lists the plugin: nothing it writes is kept.
         let runtime = PluginRuntime::new(settings, cache, StateStore::in_memory())?;
         let plugin = runtime
-            .load_component(name, &pulled.wasm_path, pulled.wasm, manifest)
+            .load_component(name, &pulled.wasm_path, pulled.wasm, manifest, pulled.skills)
             .await
             .with_context(|| {
                 format!(
@@ -345,6 +345,18 @@ impl Checked {
             plugin.listing.templates.len(),
             plugin.listing.prompts.len()
         );
+        let skills: Vec<String> = plugin
+            .skills
+            .skills
+            .iter()
+            .map(|skill| match skill.files {
+                Some(_) => skill.path.clone(),
+                None => format!("{} (made when read)", skill.path),
+            })
+            .collect();
+        if !skills.is_empty() {
+            let _ = writeln!(summary, "  skills    {}", skills.join(", "));
+        }
         if has_manifest {
             let _ = writeln!(summary, "  manifest  published with it; it asks for:");
             let mut grants = String::new();

@@ -1,9 +1,12 @@
 //! The layout of a plugin in a registry: the CNCF wasm artifact (an OCI image
 //! manifest whose config is `application/vnd.wasm.config.v0+json` and whose
 //! layer is the component, `application/wasm`), plus, when the plugin has a
-//! manifest, that `NAME.toml` as a second layer of our own media type,
-//! [`MANIFEST_MEDIA_TYPE`]. Clients that know only the wasm layout (`wkg`,
-//! `oras`) see a wasm artifact; one without our layer serves with no grants.
+//! manifest, that `NAME.toml` as a layer of our own media type,
+//! [`MANIFEST_MEDIA_TYPE`], and, when it ships skills, its `NAME.skills/`
+//! folder packed as one more ([`SKILLS_MEDIA_TYPE`], see
+//! [`crate::skills::archive`]). Clients that know only the wasm layout
+//! (`wkg`, `oras`) see a wasm artifact; one without our layers serves with no
+//! grants and no static skills.
 
 use std::collections::BTreeMap;
 
@@ -22,6 +25,8 @@ pub const WASM_CONFIG_MEDIA_TYPE: &str = "application/vnd.wasm.config.v0+json";
 pub const WASM_LAYER_MEDIA_TYPE: &str = "application/wasm";
 /// The plugin's manifest (`NAME.toml`: grants, limits, exposure), as a layer.
 pub const MANIFEST_MEDIA_TYPE: &str = "application/vnd.wasm-mcp.manifest.v1+toml";
+/// The plugin's skills folder (`NAME.skills/`), packed as a tar, as a layer.
+pub const SKILLS_MEDIA_TYPE: &str = "application/vnd.wasm-mcp.skills.v1.tar";
 
 /// The manifest media types a pull accepts.
 pub const ACCEPTED_MANIFESTS: &[&str] = &[
@@ -61,9 +66,16 @@ pub struct Publication {
 
 impl Publication {
     /// The artifact of a plugin: `wasm` (the component, `file_name` its title),
-    /// `manifest` (the text of its `NAME.toml`, if it has one), `component`
-    /// what the component imports and exports.
-    pub fn new(file_name: &str, wasm: Vec<u8>, manifest: Option<String>, component: ComponentInfo) -> Result<Self> {
+    /// `manifest` (the text of its `NAME.toml`, if it has one), `skills` (its
+    /// skills folder packed, if it has one), `component` what the component
+    /// imports and exports.
+    pub fn new(
+        file_name: &str,
+        wasm: Vec<u8>,
+        manifest: Option<String>,
+        skills: Option<Vec<u8>>,
+        component: ComponentInfo,
+    ) -> Result<Self> {
         let created = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
         let title = |name: &str| BTreeMap::from([("org.opencontainers.image.title".to_owned(), name.to_owned())]);
         let mut layers = vec![ImageLayer::new(
@@ -71,12 +83,22 @@ impl Publication {
             WASM_LAYER_MEDIA_TYPE.to_owned(),
             Some(title(file_name)),
         )];
+        let beside = |extension: &str| {
+            let name = std::path::Path::new(file_name).with_extension(extension);
+            Some(title(&name.to_string_lossy()))
+        };
         if let Some(manifest) = manifest {
-            let toml_name = std::path::Path::new(file_name).with_extension("toml");
             layers.push(ImageLayer::new(
                 manifest.into_bytes(),
                 MANIFEST_MEDIA_TYPE.to_owned(),
-                Some(title(&toml_name.to_string_lossy())),
+                beside("toml"),
+            ));
+        }
+        if let Some(skills) = skills {
+            layers.push(ImageLayer::new(
+                skills,
+                SKILLS_MEDIA_TYPE.to_owned(),
+                beside("skills.tar"),
             ));
         }
         let config = WasmConfig {
@@ -99,12 +121,13 @@ impl Publication {
     }
 }
 
-/// A pulled artifact's manifest, read as a plugin: its component layer and
-/// its manifest layer, if it has one.
+/// A pulled artifact's manifest, read as a plugin: its component layer, and
+/// its manifest and skills layers, if it has them.
 #[derive(Debug, Clone)]
 pub struct Artifact {
     pub wasm: OciDescriptor,
     pub manifest: Option<OciDescriptor>,
+    pub skills: Option<OciDescriptor>,
 }
 
 impl Artifact {
@@ -135,32 +158,44 @@ impl Artifact {
         if wasm.next().is_some() {
             bail!("it has several {WASM_LAYER_MEDIA_TYPE} layers; a plugin is one component");
         }
-        let mut ours = manifest.layers.iter().filter(|l| l.media_type == MANIFEST_MEDIA_TYPE);
-        let plugin_manifest = ours.next().cloned();
-        if ours.next().is_some() {
-            bail!("it has several {MANIFEST_MEDIA_TYPE} layers; a plugin has one manifest");
-        }
-        for layer in [Some(component), plugin_manifest.as_ref()].into_iter().flatten() {
+        let artifact = Artifact {
+            wasm: component.clone(),
+            manifest: at_most_one(&manifest, MANIFEST_MEDIA_TYPE, "a plugin has one manifest")?,
+            skills: at_most_one(&manifest, SKILLS_MEDIA_TYPE, "a plugin has one skills folder")?,
+        };
+        for layer in artifact.layers() {
             super::reference::check_digest(&layer.digest)
                 .map_err(|e| anyhow::anyhow!("its {} layer: {e}", layer.media_type))?;
             if layer.size < 0 {
                 bail!("its {} layer has a negative size", layer.media_type);
             }
         }
-        Ok(Artifact {
-            wasm: component.clone(),
-            manifest: plugin_manifest,
-        })
+        Ok(artifact)
+    }
+
+    /// The layers the plugin is made of: the component, then its manifest
+    /// and skills, if it has them.
+    pub fn layers(&self) -> impl Iterator<Item = &OciDescriptor> {
+        [Some(&self.wasm), self.manifest.as_ref(), self.skills.as_ref()]
+            .into_iter()
+            .flatten()
     }
 
     /// The bytes its layers take, as its manifest declares them.
     pub fn declared_size(&self) -> u64 {
-        [Some(&self.wasm), self.manifest.as_ref()]
-            .into_iter()
-            .flatten()
-            .map(|l| l.size.max(0) as u64)
-            .sum()
+        self.layers().map(|l| l.size.max(0) as u64).sum()
     }
+}
+
+/// The layer of `media_type` of `manifest`, if it has one; more is refused
+/// (`why` says why).
+fn at_most_one(manifest: &OciImageManifest, media_type: &str, why: &str) -> Result<Option<OciDescriptor>> {
+    let mut found = manifest.layers.iter().filter(|l| l.media_type == media_type);
+    let first = found.next().cloned();
+    if found.next().is_some() {
+        bail!("it has several {media_type} layers; {why}");
+    }
+    Ok(first)
 }
 
 #[cfg(test)]
@@ -173,18 +208,28 @@ mod tests {
             "hello.wasm",
             b"\0asm\r\0\x01\0".to_vec(),
             Some("[env]\n".into()),
+            Some(b"packed skills".to_vec()),
             ComponentInfo::default(),
         )
         .unwrap();
         let artifact = Artifact::read(&publication.manifest).unwrap();
         assert_eq!(artifact.wasm.digest, digest_of(b"\0asm\r\0\x01\0"));
         assert_eq!(artifact.manifest.unwrap().digest, digest_of(b"[env]\n"));
+        assert_eq!(artifact.skills.unwrap().digest, digest_of(b"packed skills"));
         let manifest: serde_json::Value = serde_json::from_slice(&publication.manifest).unwrap();
         assert_eq!(manifest["config"]["mediaType"], WASM_CONFIG_MEDIA_TYPE);
         assert_eq!(manifest["layers"][0]["mediaType"], WASM_LAYER_MEDIA_TYPE);
         let config: serde_json::Value = serde_json::from_slice(&publication.config.data).unwrap();
         assert_eq!(config["os"], "wasip2");
-        assert_eq!(config["layerDigests"].as_array().unwrap().len(), 2);
+        assert_eq!(config["layerDigests"].as_array().unwrap().len(), 3);
+        assert_eq!(manifest["layers"][2]["mediaType"], SKILLS_MEDIA_TYPE);
+        assert_eq!(
+            manifest["layers"][2]["annotations"]["org.opencontainers.image.title"],
+            "hello.skills.tar"
+        );
+        let without = Publication::new("hello.wasm", b"\0asm".to_vec(), None, None, ComponentInfo::default()).unwrap();
+        let manifest: serde_json::Value = serde_json::from_slice(&without.manifest).unwrap();
+        assert_eq!(manifest["layers"].as_array().unwrap().len(), 1, "no skills, no layer");
     }
 
     #[test]

@@ -27,7 +27,7 @@ use crate::trust::bundle::BUNDLE_ARTIFACT_TYPE;
 use crate::trust::signature::{SIGNATURE_ANNOTATION, SIGNATURE_LAYER_MEDIA_TYPE, signature_tag};
 use crate::trust::{Signature, Signatures};
 
-/// The largest OCI manifest accepted: a plugin's has two or three entries.
+/// The largest OCI manifest accepted: a plugin's has two to four entries.
 const MAX_MANIFEST_BYTES: u64 = 1 << 20;
 /// The largest signature payload accepted (cosign's are a few hundred bytes).
 const MAX_PAYLOAD_BYTES: i64 = 64 << 10;
@@ -183,11 +183,7 @@ impl RegistryClient {
                 registry::max_plugin_mib.hint()
             );
         }
-        let layers = [Some(&artifact.wasm), artifact.manifest.as_ref()];
-        let missing = layers
-            .into_iter()
-            .flatten()
-            .filter(|layer| !store.contains(&layer.digest));
+        let missing = artifact.layers().filter(|layer| !store.contains(&layer.digest));
         let pinned = &pinned;
         for layer in missing {
             let credentials = &Credentials::find(reference.resolve_registry()).await?;

@@ -4,7 +4,7 @@
 //! credentials ([`credentials`]) and the client ([`client`]).
 //!
 //! [`Registry`] is what the server and the commands use: a locked plugin's
-//! component and manifest, from the store when it holds them (checked
+//! component, manifest and skills, from the store when it holds them (checked
 //! against their digests), else pulled by digest (never by tag) and stored.
 //! The client is made on first use: a server with no lockfile never makes one.
 //!
@@ -30,10 +30,12 @@ use tokio::sync::OnceCell;
 
 use crate::manifest::Manifest;
 use crate::settings::RegistryValues;
+use crate::skills::SkillSet;
 use crate::trust::{Policy, Signatures, Verdict};
 use artifact::Artifact;
 use client::{RegistryClient, Unreachable};
 use lockfile::Locked;
+use oci_client::manifest::OciDescriptor;
 use store::Store;
 
 /// A locked plugin as the store holds it, checked: ready to load.
@@ -44,6 +46,8 @@ pub struct Pulled {
     pub wasm: Vec<u8>,
     /// The text of its manifest layer, if it has one.
     pub manifest: Option<String>,
+    /// Its skills, from its skills layer (none without one).
+    pub skills: SkillSet,
     /// Why the trust policy lets it be served (none: there is no policy).
     pub verdict: Option<Verdict>,
 }
@@ -251,7 +255,8 @@ impl Registry {
 }
 
 /// The plugin `locked` pins as `store` holds it, each piece checked against
-/// its digest; `None` when a piece is missing.
+/// its digest; `None` when a piece is missing. Its skills layer is read
+/// under the rules of a skills folder, and refused whole when it breaks one.
 fn open_stored(store: &Store, locked: &Locked) -> Result<Option<Pulled>> {
     let Some(json) = store.read(&locked.digest)? else {
         return Ok(None);
@@ -260,20 +265,35 @@ fn open_stored(store: &Store, locked: &Locked) -> Result<Option<Pulled>> {
     let Some(wasm) = store.read(&artifact.wasm.digest)? else {
         return Ok(None);
     };
-    let manifest = match &artifact.manifest {
-        Some(layer) => match store.read(&layer.digest)? {
-            Some(bytes) => Some(
-                String::from_utf8(bytes)
-                    .map_err(|_| anyhow::anyhow!("the manifest layer of {} is not UTF-8 text", locked.reference))?,
-            ),
-            None => return Ok(None),
-        },
-        None => None,
+    // A layer the artifact has, read: `None` when the store lacks it.
+    let layer = |layer: Option<&OciDescriptor>| match layer {
+        Some(layer) => store.read(&layer.digest).map(|bytes| bytes.map(Some)),
+        None => Ok(Some(None)),
+    };
+    let (Some(manifest), Some(skills)) = (layer(artifact.manifest.as_ref())?, layer(artifact.skills.as_ref())?) else {
+        return Ok(None);
+    };
+    let manifest = manifest
+        .map(String::from_utf8)
+        .transpose()
+        .map_err(|_| anyhow::anyhow!("the manifest layer of {} is not UTF-8 text", locked.reference))?;
+    let skills = match skills {
+        Some(archive) => {
+            SkillSet::unpack(&archive, &format!("in the skills layer of {}", locked.reference)).map_err(|why| {
+                anyhow::anyhow!(
+                    "the skills layer of {}@{} is refused, and the plugin with it: {why}",
+                    locked.reference,
+                    locked.digest
+                )
+            })?
+        }
+        None => SkillSet::default(),
     };
     Ok(Some(Pulled {
         wasm_path: store.path(&artifact.wasm.digest),
         wasm,
         manifest,
+        skills,
         verdict: None,
     }))
 }

@@ -449,7 +449,7 @@ impl Reloader {
             tracing::info!(plugin = name, digest = locked.digest, "trusted: {verdict}");
         }
         self.runtime
-            .load_component(name, &pulled.wasm_path, pulled.wasm, manifest)
+            .load_component(name, &pulled.wasm_path, pulled.wasm, manifest, pulled.skills)
             .await
     }
 

@@ -92,21 +92,27 @@ impl PluginRuntime {
         self.load_with_manifest(path, manifest).await
     }
 
-    /// Loads one plugin file under `manifest`; its name is the file stem.
+    /// Loads one plugin file under `manifest`, with the skills of its skills
+    /// folder (`NAME.skills/` beside it); its name is the file stem.
     pub async fn load_with_manifest(&self, path: &Path, manifest: Manifest) -> Result<Arc<Plugin>> {
         let bytes = tokio::fs::read(path)
             .await
             .with_context(|| format!("cannot read {}", path.display()))?;
-        self.load_component(&plugin_name(path), path, bytes, manifest).await
+        let skills_folder = skills::folder_of(path);
+        let skills = tokio::task::spawn_blocking(move || SkillSet::read(&skills_folder)).await??;
+        self.load_component(&plugin_name(path), path, bytes, manifest, skills)
+            .await
     }
 
-    /// Loads the component `bytes` (read from `path`) as plugin `name`, under `manifest`.
+    /// Loads the component `bytes` (read from `path`) as plugin `name`, under
+    /// `manifest`, shipping `skills`.
     pub async fn load_component(
         &self,
         name: &str,
         path: &Path,
         bytes: Vec<u8>,
         manifest: Manifest,
+        skills: SkillSet,
     ) -> Result<Arc<Plugin>> {
         if !is_component(&bytes) {
             bail!(
@@ -115,8 +121,6 @@ impl PluginRuntime {
             );
         }
         let (component, sha256) = self.cache.component(self.linker.engine(), path, bytes).await?;
-        let skills_folder = skills::folder_of(path);
-        let skills = tokio::task::spawn_blocking(move || SkillSet::read(&skills_folder)).await??;
         let settings = PluginSettings {
             skills,
             grants: Grants::from_manifest(name, &manifest)?.with_credentials(self.secrets.for_plugin(name)),

@@ -204,9 +204,12 @@ impl Session {
             }
             Request::ReadDirectory { uri, cursor } => {
                 let catalog = self.hub.loaded_catalog().await;
-                let children = match (catalog.directory(&uri), catalog.made_skill(&uri)) {
+                let principal = self.principal();
+                let children = match (catalog.directory(&uri, principal.as_ref()), catalog.made_skill(&uri)) {
                     (Some(children), _) => Some(children),
-                    (None, Some((skill, _))) => skills::made_directory(skill, &uri, scope()).await?,
+                    (None, Some((skill, _))) => {
+                        skills::made_directory(skill, &uri, scope(), principal.as_ref()).await?
+                    }
                     (None, None) => None,
                 };
                 let Some(children) = children else {
@@ -215,7 +218,6 @@ impl Session {
                          served (skill://<skill-path> and the folders in it, with no trailing /)"
                     )));
                 };
-                let principal = self.principal();
                 return listed(
                     ListKind::Resources,
                     &children,

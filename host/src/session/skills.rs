@@ -14,6 +14,7 @@ use crate::call::{CallError, CallScope};
 use crate::catalog::skills::{Child, SkillEntry, children};
 use crate::contract::bindings::types;
 use crate::plugin::contents_bytes;
+use crate::principal::{Principal, may_use};
 use crate::protocol::RpcError;
 pub(super) use crate::skills::EXTENSION;
 use crate::skills::{SCHEME, SKILL_MD, check_skill_md, mime_type};
@@ -56,12 +57,17 @@ pub(super) async fn read_made_file(
 }
 
 /// The direct children of `uri`, the made skill `skill`'s folder or a
-/// folder in it, from the files it has now; `None` when there are none.
+/// folder in it, from the files it has now, that `principal` may see;
+/// `None` when there are none.
 pub(super) async fn made_directory(
     skill: &SkillEntry,
     uri: &str,
     scope: Arc<CallScope>,
+    principal: Option<&Principal>,
 ) -> Result<Option<BTreeMap<String, Child>>, RpcError> {
+    if !may_use(principal, &skill.scopes) {
+        return Ok(None);
+    }
     let files = skill
         .plugin
         .list_skill_files(scope, &skill.path)
@@ -75,5 +81,5 @@ pub(super) async fn made_directory(
         let listing = json!({ "uri": file, "mimeType": mime_type(file) });
         (file.as_str(), listing, skill.scopes.clone())
     });
-    Ok(children(&format!("{uri}/"), listed))
+    Ok(children(&format!("{uri}/"), listed, principal))
 }

@@ -4,14 +4,17 @@
 //! names it, with every file's bytes, SHA-256 digest and size taken once per
 //! load; the skills the plugin makes itself (its `skills` export), whose
 //! `SKILL.md` is held to the same rules and whose files have no digests;
-//! the limits a skill is held to (512 files, 16 MiB); and the entry a skill
-//! is listed as (`skills/list`, `skills/get`).
+//! the limits a skill is held to (512 files, 16 MiB) and a plugin's skills
+//! (4 096 files, 64 MiB); and the entry a skill is listed as (`skills/list`,
+//! `skills/get`). A folder travels to registries packed as one archive
+//! ([`archive`]), read back under the same rules.
 //!
 //! A skill's path is its directory's path under the skills folder
 //! (`git-workflow`, `acme/billing/refunds`); its files are served as
 //! `skill://<path>/<file>`. A skill may hold others (nested skills); their
 //! files are the enclosing skill's too, as the extension says.
 
+pub mod archive;
 mod frontmatter;
 
 use std::collections::BTreeMap;
@@ -109,7 +112,7 @@ impl Skill {
     /// The skill at `path` that the plugin makes, whose `SKILL.md` it made
     /// as `skill_md`; the error says which rule it breaks.
     pub fn made(path: &str, skill_md: &[u8]) -> Result<Skill, String> {
-        if path.is_empty() || path.split('/').any(str::is_empty) || !path.chars().all(uri_path_char) {
+        if path.is_empty() || path.split('/').any(str::is_empty) || !usable_path(path) {
             return Err(format!(
                 "{path:?} is not a skill path: segments of letters, digits and - . _ ~, separated by /"
             ));
@@ -170,7 +173,20 @@ impl SkillSet {
         if !dir.is_dir() {
             return Ok(SkillSet::default());
         }
-        let files = read_files(dir)?;
+        Ok(Self::of_files(read_files(dir)?, &format!("in {}", dir.display())))
+    }
+
+    /// The skills of the folder packed in `archive` (see [`archive`]), read
+    /// as [`SkillSet::read`] reads a folder; `origin` says where the archive
+    /// comes from in what is refused. The error says why the archive is
+    /// refused whole.
+    pub fn unpack(archive: &[u8], origin: &str) -> Result<SkillSet, String> {
+        Ok(Self::of_files(archive::unpack(archive)?, origin))
+    }
+
+    /// The skills of a folder's `files`; `origin` (`in DIR`) says where
+    /// they are in what is refused.
+    fn of_files(files: BTreeMap<String, SkillFile>, origin: &str) -> SkillSet {
         let mut set = SkillSet {
             files,
             ..SkillSet::default()
@@ -184,20 +200,17 @@ impl SkillSet {
         for path in skill_dirs {
             match set.skill_at(&path) {
                 Ok(skill) => set.skills.push(skill),
-                Err(why) => set.refused.push(format!(
-                    "the skill {} in {} is refused: {why}",
-                    file_uri(&path),
-                    dir.display()
-                )),
+                Err(why) => set
+                    .refused
+                    .push(format!("the skill {} {origin} is refused: {why}", file_uri(&path))),
             }
         }
         if set.skills.is_empty() && !set.files.is_empty() && set.refused.is_empty() {
             set.refused.push(format!(
-                "{} holds no skill: a skill is a folder with a {SKILL_MD} in it",
-                dir.display()
+                "no skill {origin}: a skill is a folder with a {SKILL_MD} in it"
             ));
         }
-        Ok(set)
+        set
     }
 
     /// Adds the skills the plugin makes (each checked, or why it is
@@ -256,7 +269,7 @@ impl SkillSet {
 /// or not usable in a URI are refused with the folder.
 fn read_files(dir: &Path) -> anyhow::Result<BTreeMap<String, SkillFile>> {
     let mut files = BTreeMap::new();
-    let mut total: u64 = 0;
+    let mut tally = Tally::default();
     for entry in walkdir::WalkDir::new(dir).min_depth(1).sort_by_file_name() {
         let entry = entry.map_err(|e| anyhow::anyhow!("cannot read the skills folder {}: {e}", dir.display()))?;
         let shown = entry.path().display();
@@ -269,26 +282,47 @@ fn read_files(dir: &Path) -> anyhow::Result<BTreeMap<String, SkillFile>> {
         let relative = entry.path().strip_prefix(dir).expect("walked under dir");
         let path = relative
             .to_str()
-            .filter(|p| p.chars().all(uri_path_char))
-            .ok_or_else(|| {
-                anyhow::anyhow!(
-                    "{shown}: a skill file's path may hold only letters, digits and - . _ ~ / (it is part of a URI)"
-                )
-            })?
+            .filter(|p| usable_path(p))
+            .ok_or_else(|| anyhow::anyhow!("{shown}: {PATH_RULE}"))?
             .replace(std::path::MAIN_SEPARATOR, "/");
         let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
-        total += size;
-        if files.len() >= MAX_FILES_PER_FOLDER || total > MAX_BYTES_PER_FOLDER {
-            anyhow::bail!(
-                "the skills folder {} holds more than {MAX_FILES_PER_FOLDER} files or {MAX_BYTES_PER_FOLDER} bytes; \
-                 a plugin's skills may hold no more",
-                dir.display()
-            );
-        }
+        tally
+            .add(size)
+            .map_err(|why| anyhow::anyhow!("the skills folder {} holds {why}", dir.display()))?;
         let bytes = std::fs::read(entry.path()).map_err(|e| anyhow::anyhow!("cannot read {shown}: {e}"))?;
         files.insert(path.clone(), SkillFile::new(&path, bytes));
     }
     Ok(files)
+}
+
+/// The files of a plugin's skills folder counted so far, against the
+/// folder's limits.
+#[derive(Default)]
+struct Tally {
+    files: usize,
+    bytes: u64,
+}
+
+impl Tally {
+    /// Counts one more file of `size` bytes; the error says the limits are passed.
+    fn add(&mut self, size: u64) -> Result<(), String> {
+        self.files += 1;
+        self.bytes = self.bytes.saturating_add(size);
+        if self.files > MAX_FILES_PER_FOLDER || self.bytes > MAX_BYTES_PER_FOLDER {
+            return Err(format!(
+                "more than {MAX_FILES_PER_FOLDER} files or {MAX_BYTES_PER_FOLDER} bytes; a plugin's skills may hold no more"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What a skill file's path may hold.
+const PATH_RULE: &str = "a skill file's path may hold only letters, digits and - . _ ~ / (it is part of a URI)";
+
+/// Whether `path` is one a skill file may have (see [`PATH_RULE`]).
+fn usable_path(path: &str) -> bool {
+    path.chars().all(uri_path_char)
 }
 
 /// A character a skill file's path may hold: RFC 3986's unreserved ones and `/`.

@@ -1,13 +1,32 @@
+// world: plugin-with-skills
 // textkit: identifier and text tools, a wasm-mcp plugin written in JavaScript.
 //
 // Built into a component by jco componentize (see the Makefile at the
 // repository root, `make plugins`), with the helper layer in ../wasm-mcp.js.
+// It makes a skill as it is read: `textkit/naming`, whose cases file lists
+// what convert_case knows then.
 import * as host from "wasm-mcp:plugin/host@0.1.0";
 import { ClientError, definePlugin, param, question } from "../wasm-mcp.js";
 
 const CASES = ["snake", "kebab", "camel", "pascal", "constant"];
 // From this many lines (every pair is compared) similar_lines says it will take a while.
 const LONG_TEXT_LINES = 100;
+
+/** The files of the skill `textkit/naming`, each made when it is read. */
+const NAMING_FILES = {
+  "SKILL.md": () => `---
+name: naming
+description: Rename identifiers consistently with textkit's convert_case
+---
+
+# Naming
+
+1. Split the identifier into its words (convert_case does it for you).
+2. Pick the case the codebase uses: \`cases.md\` lists those convert_case knows.
+3. Call convert_case with the words and the case.
+`,
+  "cases.md": () => `# Cases\n\n${CASES.map((name) => `- ${name}: ${convertCase("naming things", name)}`).join("\n")}\n`,
+};
 
 /** The words of an identifier or phrase: split on separators and case changes. */
 export function words(text) {
@@ -164,6 +183,12 @@ const plugin = definePlugin({
         `Suggest a clearer name for \`${identifier}\`, written in ${style} case (convert_case can help).`,
     },
   },
+  skills: {
+    "textkit/naming": {
+      files: () => ["SKILL.md", "cases.md"],
+      read: (file) => NAMING_FILES[file]?.(),
+    },
+  },
 });
 
-export const { tools, resources, prompts, completion } = plugin;
+export const { tools, resources, prompts, completion, skills } = plugin;

@@ -1,18 +1,22 @@
+# world: plugin-with-skills
 """stats: descriptive statistics, a wasm-mcp plugin written in Python.
 
 Built into a component by componentize-py (see the Makefile at the
 repository root, `make plugins`), with the helper layer in ../wasm_mcp.py.
+It makes a skill as it is read: `stats/describing-data`, whose example is a
+sample drawn at that moment.
 """
 
 import random
 import statistics
+from typing import Optional
 
 from wasm_mcp import (
-    ClientError, Completion, Prompts, Resources, ToolError, Tools, ask, elicit, is_cancelled, lists_changed, log,
-    progress, prompt, resource, run_as_task, sample, tool,
+    ClientError, Completion, Prompts, Resources, Skills, ToolError, Tools, ask, elicit, is_cancelled,
+    lists_changed, log, progress, prompt, resource, run_as_task, sample, skill, tool,
 )
 
-__all__ = ["Tools", "Resources", "Prompts", "Completion"]
+__all__ = ["Tools", "Resources", "Prompts", "Completion", "Skills"]
 
 # Progress is reported once per chunk of this many numbers.
 CHUNK = 1000
@@ -147,3 +151,29 @@ def explain(numbers: str, audience: str = "a general reader") -> str:
         audience: Who the explanation is for.
     """
     return f"Call the describe tool on [{numbers}] and explain the result to {audience}."
+
+
+DESCRIBING_DATA = """---
+name: describing-data
+description: Summarise a list of numbers with the stats tools and say what stands out
+---
+
+# Describing data
+
+1. Call `describe` with the numbers: count, mean, median, spread, range.
+2. A mean far from the median means a skewed sample: say which way.
+3. For how sure the mean is, call `bootstrap` (it may run as a task).
+
+`example.md` holds a sample drawn when it was read, to try the steps on.
+"""
+
+
+@skill("stats/describing-data", files=lambda: ["SKILL.md", "example.md"])
+def describing_data(file: str) -> Optional[str]:
+    """The files of the skill: its instructions, and a sample drawn now."""
+    if file == "SKILL.md":
+        return DESCRIBING_DATA
+    if file == "example.md":
+        drawn = [round(random.gauss(50, 10), 1) for _ in range(8)]
+        return f"# Example\n\nA sample of 8 numbers drawn as this file was read:\n\n{drawn}\n"
+    return None

@@ -209,7 +209,7 @@ impl Inspection {
         let manifest_published = pulled.manifest.is_some();
         let plugin = match &manifest {
             Ok((manifest, _)) => runtime
-                .load_component(name, &pulled.wasm_path, pulled.wasm, manifest.clone())
+                .load_component(name, &pulled.wasm_path, pulled.wasm, manifest.clone(), pulled.skills)
                 .await
                 .map_err(|e| format!("{e:#}")),
             Err(e) => Err(e.clone()),

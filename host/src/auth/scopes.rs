@@ -1,63 +1,57 @@
 //! What a request uses that a manifest may guard with scopes: the tool it
 //! calls, the prompt it gets or completes, the resources it reads,
-//! subscribes to or listens for. Every method is named here, so a new one
-//! is a decision the compiler asks for.
-
-use serde_json::Value;
+//! subscribes to or listens for. It reads the request as its envelope typed
+//! it; every request is named here, so a new one is a decision the
+//! compiler asks for.
 
 use crate::manifest::EntryKind;
-use crate::protocol::{Envelope, Method};
+use crate::protocol::Envelope;
+use crate::protocol::requests::{CompletionRef, Request};
 
-/// The catalog entries `envelope` uses, by kind and the name the client sees.
+/// The catalog entries `envelope` uses, by kind and the name the client
+/// sees. A request whose params do not parse uses nothing: it is refused
+/// for them before anything runs.
 pub fn entries_used<'a>(envelope: &'a Envelope) -> Vec<(EntryKind, &'a str)> {
-    let params = &envelope.params;
-    let text = |pointer: &str| params.pointer(pointer).and_then(Value::as_str);
-    let one = |kind, name: Option<&'a str>| name.map(|name| (kind, name)).into_iter().collect();
-    let target = envelope.target.as_deref();
-    match envelope.method {
-        Method::CallTool => one(EntryKind::Tool, target),
-        Method::GetPrompt => one(EntryKind::Prompt, target),
-        Method::ReadResource | Method::Subscribe => one(EntryKind::Resource, target),
-        Method::GetSkill => one(EntryKind::Skill, text("/uri")),
-        Method::Complete => match text("/ref/type") {
-            Some("ref/prompt") => one(EntryKind::Prompt, text("/ref/name")),
-            Some("ref/resource") => one(EntryKind::Resource, text("/ref/uri")),
-            _ => Vec::new(),
+    let Ok(request) = &envelope.request else {
+        return Vec::new();
+    };
+    let one = |kind, name: &'a str| vec![(kind, name)];
+    match request {
+        Request::CallTool(call) => one(EntryKind::Tool, &call.name),
+        Request::GetPrompt { name, .. } => one(EntryKind::Prompt, name),
+        Request::ReadResource { uri } | Request::Subscribe { uri } => one(EntryKind::Resource, uri),
+        Request::GetSkill { uri } => one(EntryKind::Skill, uri),
+        Request::Complete(complete) => match &complete.reference {
+            CompletionRef::Prompt(name) => one(EntryKind::Prompt, name),
+            CompletionRef::ResourceTemplate(uri) => one(EntryKind::Resource, uri),
         },
-        Method::Listen => params
-            .pointer("/notifications/resourceSubscriptions")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|uri| Some((EntryKind::Resource, uri.as_str()?)))
+        Request::Listen(filter) => filter
+            .resource_subscriptions
+            .iter()
+            .map(|uri| (EntryKind::Resource, uri.as_str()))
             .collect(),
         // Nothing a manifest guards: the session's own state, the lists
         // (filtered by scope when rendered), tasks (which belong to their
-        // principal), a directory's children (filtered like the lists), and
-        // methods this server does not serve.
-        Method::Initialize
-        | Method::Discover
-        | Method::Ping
-        | Method::SetLogLevel
-        | Method::Unsubscribe
-        | Method::ListTools
-        | Method::ListPrompts
-        | Method::ListResources
-        | Method::ListTemplates
-        | Method::ListTasks
-        | Method::GetTask
-        | Method::TaskResult
-        | Method::CancelTask
-        | Method::UpdateTask
-        | Method::ListSkills
-        | Method::ReadDirectory
-        | Method::Unknown(_) => Vec::new(),
+        // principal), a directory's children (filtered like the lists).
+        Request::Initialize { .. }
+        | Request::Discover
+        | Request::Ping
+        | Request::SetLogLevel(_)
+        | Request::Unsubscribe { .. }
+        | Request::List { .. }
+        | Request::GetTask { .. }
+        | Request::TaskResult { .. }
+        | Request::CancelTask { .. }
+        | Request::UpdateTask { .. }
+        | Request::ReadDirectory { .. } => Vec::new(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use serde_json::json;
+
+    use serde_json::Value;
 
     use super::*;
     use crate::protocol::RequestId;
@@ -79,16 +73,27 @@ mod tests {
         assert_eq!(
             used(
                 "completion/complete",
-                json!({ "ref": { "type": "ref/prompt", "name": "p" } })
+                json!({ "ref": { "type": "ref/prompt", "name": "p" }, "argument": { "name": "a", "value": "" } })
             ),
             [(EntryKind::Prompt, "p".to_owned())]
         );
         assert_eq!(
             used(
                 "subscriptions/listen",
-                json!({ "notifications": { "resourceSubscriptions": ["a://1", 2] } })
+                json!({ "notifications": { "resourceSubscriptions": ["a://1", "a://2"] } })
             ),
-            [(EntryKind::Resource, "a://1".to_owned())]
+            [
+                (EntryKind::Resource, "a://1".to_owned()),
+                (EntryKind::Resource, "a://2".to_owned())
+            ]
+        );
+        // Malformed params use nothing: the request is refused for them.
+        assert!(
+            used(
+                "subscriptions/listen",
+                json!({ "notifications": { "resourceSubscriptions": ["a://1", 2] } })
+            )
+            .is_empty()
         );
         assert!(used("tools/list", json!({})).is_empty());
         assert!(used("made/up", json!({ "name": "echo" })).is_empty());

@@ -14,5 +14,5 @@ mod sealed_state;
 mod served;
 
 pub use answer::{Answer, AnswerKind, Reply};
-pub use sealed_state::{Sealer, request_digest};
+pub use sealed_state::Sealer;
 pub use served::Served;

@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use super::Answer;
 use crate::metrics::{METRICS, Operation};
-use crate::protocol::envelope::{Target, TraceContext};
+use crate::protocol::Target;
+use crate::protocol::envelope::TraceContext;
 use crate::protocol::{Method, RequestId};
 use crate::telemetry::{self, RequestSpan, Traced};
 

@@ -39,7 +39,7 @@ use crate::principal::{LOCAL_CALLER, Principal};
 use crate::protocol::envelope::{ModernFields, Revision};
 use crate::protocol::jsonrpc::{self, INVALID_REQUEST, SERVER_ERROR};
 use crate::protocol::modern;
-use crate::protocol::requests::{Notification, Request};
+use crate::protocol::requests::Notification;
 use crate::protocol::{Envelope, Incoming, LogLevel, Method, RequestId, RpcError};
 use crate::request::{Answer, AnswerKind, Reply, Served};
 use crate::settings;
@@ -267,7 +267,7 @@ impl Session {
             target,
             progress_token,
             trace,
-            params,
+            request,
             ..
         } = envelope;
         let mut served = Served::new(&method, target.as_deref());
@@ -278,7 +278,7 @@ impl Session {
                     Err(error) => return self.refuse(&id, &served, error),
                 };
                 let conversation = match round_trip {
-                    Some(round_trip) => match mrtr::open(self, &id, &method, &params, round_trip, &meta) {
+                    Some(round_trip) => match mrtr::open(self, &id, round_trip, &meta) {
                         Ok(conversation) => Some(conversation),
                         Err(error) => return self.refuse(&id, &served, error),
                     },
@@ -298,7 +298,7 @@ impl Session {
             return self.answer(&id, &era, &served, Answer::Error(error), Caching::NONE);
         }
         served.trace(&id, self.version_of(&era), trace.as_ref());
-        let request = match Request::parse(&method, target, params) {
+        let request = match request {
             Ok(request) => request,
             Err(error) => return self.answer(&id, &era, &served, Answer::Error(error), Caching::NONE),
         };

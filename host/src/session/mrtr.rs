@@ -31,8 +31,8 @@ use super::capabilities::ClientCapabilities;
 use crate::call::{BoxFuture, ClientRequestError, Question};
 use crate::protocol::envelope::RoundTrip;
 use crate::protocol::modern::{self, RequestMeta};
-use crate::protocol::{Method, RequestId, RpcError};
-use crate::request::{Answer, Reply, request_digest};
+use crate::protocol::{RequestId, RpcError};
+use crate::request::{Answer, Reply};
 use crate::tasks::Task;
 
 /// A modern request: its `_meta`, and for a request that may ask the
@@ -47,7 +47,7 @@ pub struct ModernRequest {
 /// multi round-trip request.
 pub struct Exchange {
     capabilities: ClientCapabilities,
-    /// The digest of the request (see [`request_digest`]).
+    /// The digest of the request (see [`crate::protocol::request_digest`]).
     request: String,
     answers: Mutex<Map<String, Value>>,
     /// Keys named so far for questions the plugin did not name.
@@ -284,12 +284,10 @@ impl Conversation {
 pub fn open(
     session: &Arc<Session>,
     id: &RequestId,
-    method: &Method,
-    params: &Value,
     round_trip: RoundTrip,
     meta: &RequestMeta,
 ) -> Result<Conversation, RpcError> {
-    let request = request_digest(method.name(), params);
+    let request = round_trip.digest;
     let state = match &round_trip.request_state {
         None => None,
         Some(sealed) => Some(

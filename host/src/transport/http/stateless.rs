@@ -27,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 use super::App;
 use crate::auth::Credential;
 use crate::protocol::envelope;
+use crate::protocol::requests::Request;
 use crate::protocol::jsonrpc::{INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
 use crate::protocol::modern::{
     self, HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, PROTOCOL_VERSION, UNSUPPORTED_PROTOCOL_VERSION,
@@ -154,12 +155,9 @@ fn check_headers(headers: &HeaderMap, envelope: &Envelope, tool_schema: Option<&
             )));
         }
     }
-    if let Some(schema) = tool_schema {
-        check_param_headers(
-            headers,
-            schema,
-            envelope.params.get("arguments").unwrap_or(&Value::Null),
-        )?;
+    // A call whose params do not parse is refused for them, headers or not.
+    if let (Some(schema), Ok(Request::CallTool(call))) = (tool_schema, &envelope.request) {
+        check_param_headers(headers, schema, &call.arguments)?;
     }
     Ok(())
 }

@@ -1,7 +1,8 @@
 //! The methods a client may call, as one enum ([`Method`]: an unknown
 //! method is a variant too), and what each is: which revision has it, what
-//! entry it names, whether it may ask the client. Each is an exhaustive
-//! `match`, so a new method is a decision the compiler asks for in every one.
+//! entry it names, whether it may ask the client, whether a closing session
+//! still serves it. Each is an exhaustive `match`, so a new method is a
+//! decision the compiler asks for in every one.
 
 /// Declares [`Method`]: one line per method, its variant and its wire name.
 macro_rules! methods {
@@ -141,6 +142,37 @@ impl Method {
             | Method::Unsubscribe
             | Method::ListTasks
             | Method::TaskResult
+            | Method::Unknown(_) => false,
+        }
+    }
+
+    /// Whether a session that is closing still serves this method: what
+    /// helps its client collect the work already running.
+    pub fn is_served_while_closing(&self) -> bool {
+        match self {
+            Method::Ping
+            | Method::ListTasks
+            | Method::GetTask
+            | Method::TaskResult
+            | Method::CancelTask
+            | Method::UpdateTask => true,
+            Method::Initialize
+            | Method::Discover
+            | Method::Listen
+            | Method::SetLogLevel
+            | Method::Subscribe
+            | Method::Unsubscribe
+            | Method::ListTools
+            | Method::ListPrompts
+            | Method::ListResources
+            | Method::ListTemplates
+            | Method::CallTool
+            | Method::ReadResource
+            | Method::GetPrompt
+            | Method::Complete
+            | Method::ListSkills
+            | Method::GetSkill
+            | Method::ReadDirectory
             | Method::Unknown(_) => false,
         }
     }

@@ -19,7 +19,7 @@ pub struct Served {
     /// once the catalog is seen to have it (never a name only the client made up).
     tool: Option<String>,
     /// The tool, prompt or resource it names, for its span.
-    target: Option<String>,
+    target: Option<(Target, String)>,
     started: Instant,
     /// The request's span, when traces are exported.
     span: Option<Traced>,
@@ -32,9 +32,10 @@ impl Served {
         Served {
             method: method.label(),
             tool: target.filter(|_| kind == Some(Target::Tool)).map(str::to_owned),
-            target: target
-                .filter(|_| matches!(kind, Some(Target::Tool | Target::Prompt | Target::Resource)))
-                .map(str::to_owned),
+            target: kind
+                .filter(|kind| matches!(kind, Target::Tool | Target::Prompt | Target::Resource))
+                .zip(target)
+                .map(|(kind, target)| (kind, target.to_owned())),
             started: Instant::now(),
             span: None,
         }
@@ -49,7 +50,7 @@ impl Served {
         let id = id.to_string();
         self.span = telemetry::request(RequestSpan {
             method: self.method,
-            target: self.target.as_deref(),
+            target: self.target.as_ref().map(|(kind, target)| (*kind, target.as_str())),
             id: &id,
             version,
             traceparent: trace.map(|t| t.traceparent.as_str()),

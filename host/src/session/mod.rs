@@ -415,7 +415,7 @@ impl Session {
                 format!("Server not initialized: send \"initialize\" before \"{method_name}\""),
             ));
         }
-        if self.closing.load(Ordering::Acquire) && *method != Method::Ping && !method_name.starts_with("tasks/") {
+        if self.closing.load(Ordering::Acquire) && !method.is_served_while_closing() {
             return Err(RpcError::new(
                 SERVER_ERROR,
                 format!("The server is shutting down and accepts no new requests (\"{method_name}\" refused)"),

@@ -13,9 +13,9 @@ pub mod requests;
 
 pub use digest::request_digest;
 pub use envelope::Envelope;
-pub use method::{Method, Target};
 pub use jsonrpc::{RequestId, RpcError};
 pub use message::Incoming;
+pub use method::{Method, Target};
 
 use serde::{Deserialize, Serialize};
 

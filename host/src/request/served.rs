@@ -26,7 +26,8 @@ pub struct Served {
 }
 
 impl Served {
-    /// A request of `method`, naming `target` (see [`Method::target`]).
+    /// A request of `method`, naming `target` (see [`Method::target`]),
+    /// refused before it was admitted: no span.
     pub fn new(method: &Method, target: Option<&str>) -> Self {
         let kind = method.target();
         Served {
@@ -41,21 +42,29 @@ impl Served {
         }
     }
 
-    /// Opens the request's span (when traces are exported), in protocol
-    /// `version`, under the client's `trace` context.
-    pub fn trace(&mut self, id: &RequestId, version: &'static str, trace: Option<&TraceContext>) {
-        if !telemetry::enabled() {
-            return;
+    /// A request `id` of `method` admitted in protocol `version`: as
+    /// [`Served::new`], with its span open (when traces are exported) under
+    /// the client's `trace` context.
+    pub fn start(
+        method: &Method,
+        target: Option<&str>,
+        id: &RequestId,
+        version: &'static str,
+        trace: Option<&TraceContext>,
+    ) -> Self {
+        let mut served = Served::new(method, target);
+        if telemetry::enabled() {
+            let id = id.to_string();
+            served.span = telemetry::request(RequestSpan {
+                method: served.method,
+                target: served.target.as_ref().map(|(kind, target)| (*kind, target.as_str())),
+                id: &id,
+                version,
+                traceparent: trace.map(|t| t.traceparent.as_str()),
+                tracestate: trace.and_then(|t| t.tracestate.as_deref()),
+            });
         }
-        let id = id.to_string();
-        self.span = telemetry::request(RequestSpan {
-            method: self.method,
-            target: self.target.as_ref().map(|(kind, target)| (*kind, target.as_str())),
-            id: &id,
-            version,
-            traceparent: trace.map(|t| t.traceparent.as_str()),
-            tracestate: trace.and_then(|t| t.tracestate.as_deref()),
-        });
+        served
     }
 
     /// The request's span, if it has one.

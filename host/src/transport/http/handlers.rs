@@ -137,7 +137,7 @@ impl App {
             Ok(Ok(bytes)) => Ok(bytes),
             Ok(Err(e)) if e.source().is_some_and(|e| e.is::<LengthLimitError>()) => Err(HttpError::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
-                crate::session::message_too_large(self.max_message_bytes).message,
+                crate::request::message_too_large(self.max_message_bytes).message,
             )),
             Ok(Err(e)) => Err(HttpError::bad_request(format!("Cannot read the request body: {e}"))),
             Err(_) => Err(HttpError {

@@ -2,12 +2,13 @@
 //!
 //! The headers that mirror the body (`MCP-Protocol-Version`, `Mcp-Method`,
 //! `Mcp-Name`) are checked against it first (-32020 and 400 when they
-//! disagree or are missing). The request then runs in a session of its own
-//! that lives as long as the request; its answer is JSON when it is ready at
-//! once, else an SSE stream of the request's notifications (progress, logs)
-//! ending with its response. Closing that stream cancels the request; when
-//! the server shuts down, the session is told (a `subscriptions/listen`
-//! stream then ends with its completion result). The
+//! disagree or are missing). The request is then served by a peer of its
+//! own (see [`crate::request::Peer`]: no session) that lives as long as the
+//! request; its answer is JSON when it is ready at once, else an SSE stream
+//! of the request's notifications (progress, logs) ending with its response.
+//! Closing that stream cancels the request; when the server shuts down, the
+//! peer is told (a `subscriptions/listen` stream then ends with its
+//! completion result). The
 //! HTTP status follows the revision: 404 for an unknown method, 400 for
 //! malformed params, unsupported versions, missing capabilities and header
 //! mismatches.
@@ -27,14 +28,13 @@ use tokio_util::sync::CancellationToken;
 use super::App;
 use crate::auth::Credential;
 use crate::protocol::envelope;
-use crate::protocol::requests::Request;
 use crate::protocol::jsonrpc::{INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
 use crate::protocol::modern::{
     self, HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, PROTOCOL_VERSION, UNSUPPORTED_PROTOCOL_VERSION,
 };
+use crate::protocol::requests::Request;
 use crate::protocol::{Envelope, Incoming, Method, RequestId, RpcError};
-use crate::request::{Answer, AnswerKind};
-use crate::session::{Outgoing, Session};
+use crate::request::{Answer, AnswerKind, Outgoing, Peer};
 
 const PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 const METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
@@ -248,11 +248,11 @@ pub async fn post(app: &App, headers: &HeaderMap, message: Incoming, credential:
     }
     let id = envelope.id.clone();
     let (outbox, mut outgoing) = mpsc::unbounded_channel::<Outgoing>();
-    let session = Session::acting_for(app.sessions.hub().clone(), outbox, credential);
-    session.handle(Incoming::Request(envelope));
+    let peer = Peer::alone(app.sessions.hub().clone(), outbox, credential);
+    peer.serve(*envelope);
     let sse = super::accepts(headers).0;
     let mut request = RunningRequest {
-        session,
+        peer,
         id,
         answered: None,
     };
@@ -274,10 +274,10 @@ pub async fn post(app: &App, headers: &HeaderMap, message: Incoming, credential:
     stream(request, first, outgoing, app.stopping.clone())
 }
 
-/// A request running in a session of its own; dropping it before the
+/// A request running on a peer of its own; dropping it before the
 /// request is answered (the client closed the stream) cancels it.
 struct RunningRequest {
-    session: Arc<Session>,
+    peer: Arc<Peer>,
     id: RequestId,
     /// How the request ended, once its response is out.
     answered: Option<AnswerKind>,
@@ -285,7 +285,7 @@ struct RunningRequest {
 
 impl RunningRequest {
     /// The next message of this request (notifications it causes, then its
-    /// response); `None` once the session has nothing more to say.
+    /// response); `None` once the peer has nothing more to say.
     async fn next(&mut self, outgoing: &mut mpsc::UnboundedReceiver<Outgoing>) -> Option<Value> {
         if self.answered.is_some() {
             return None;
@@ -304,15 +304,15 @@ impl RunningRequest {
 impl Drop for RunningRequest {
     fn drop(&mut self) {
         if self.answered.is_none() {
-            let session = self.session.clone();
-            tokio::spawn(async move { session.close(Duration::ZERO, "the client closed the stream").await });
+            let peer = self.peer.clone();
+            tokio::spawn(async move { peer.close(Duration::ZERO, "the client closed the stream").await });
         }
     }
 }
 
 /// An SSE response: `first`, then the request's messages until its
 /// response; once `stopping` is cancelled (the server shuts down), the
-/// request's session is told, and the stream goes on to the response.
+/// request's peer is told, and the stream goes on to the response.
 fn stream(
     request: RunningRequest,
     first: Value,
@@ -329,7 +329,7 @@ fn stream(
                 }
                 tokio::select! {
                     message = request.next(&mut outgoing) => break message?,
-                    () = stopping.cancelled(), if !request.session.is_closing() => request.session.refuse_new_requests(),
+                    () = stopping.cancelled(), if !request.peer.is_closing() => request.peer.refuse_new_requests(),
                     () = tokio::time::sleep(KEEP_ALIVE) => {
                         let keep_alive = Bytes::from_static(b": keep-alive\n\n");
                         return Some((Ok::<_, std::convert::Infallible>(keep_alive), (request, None, outgoing, stopping)));

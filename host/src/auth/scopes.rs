@@ -1,17 +1,66 @@
-//! What a request uses that a manifest may guard with scopes: the tool it
-//! calls, the prompt it gets or completes, the resources it reads,
-//! subscribes to or listens for. It reads the request as its envelope typed
-//! it; every request is named here, so a new one is a decision the
-//! compiler asks for.
+//! Authorization of a message once it is read: what it uses that a
+//! manifest may guard with scopes (the tool it calls, the prompt it gets or
+//! completes, the resources it reads, subscribes to or listens for), and
+//! whether its principal was granted them. It reads the request as its
+//! envelope typed it; every request is named here, so a new one is a
+//! decision the compiler asks for.
 
+use axum::http::StatusCode;
+
+use super::access::{Access, Credential, Refusal};
+use crate::catalog::Catalog;
 use crate::manifest::EntryKind;
-use crate::protocol::Envelope;
 use crate::protocol::requests::{CompletionRef, Request};
+use crate::protocol::{Envelope, Incoming};
+
+impl Access {
+    /// Whether [`Self::authorize`] has anything to check for `principal`:
+    /// OAuth scopes, which static tokens and open servers do not have.
+    pub fn checks_scopes(&self, principal: &Credential) -> bool {
+        self.resource_server().is_some() && principal.as_ref().is_some_and(|p| p.scopes.is_some())
+    }
+
+    /// Refuses (403, with the scopes to ask for) a message whose entries
+    /// need scopes `principal` was not granted, by the manifests of the
+    /// plugins in `catalog`. The challenge names every scope the request
+    /// needs, those every request needs included, so that a client that
+    /// asks for exactly these gets a token that serves it.
+    ///
+    /// # Errors
+    ///
+    /// That 403, with its `insufficient_scope` challenge.
+    pub fn authorize(&self, principal: &Credential, catalog: &Catalog, message: &Incoming) -> Result<(), Refusal> {
+        let (Some(oauth), Some(principal)) = (self.resource_server(), principal) else {
+            return Ok(());
+        };
+        let Incoming::Request(envelope) = message else {
+            return Ok(());
+        };
+        let mut needed = Vec::new();
+        for (kind, name) in entries_used(envelope) {
+            needed.extend(catalog.required_scopes(kind, name).unwrap_or_default());
+        }
+        if !principal.lacks(&needed) {
+            return Ok(());
+        }
+        needed.extend(oauth.required().iter().cloned());
+        needed.sort();
+        needed.dedup();
+        let description = format!("{} needs the scopes {}", envelope.method.name(), needed.join(" "));
+        Err(Refusal {
+            challenge: Some(oauth.challenge(Some(("insufficient_scope", &description)), &needed)),
+            ..Refusal::new(
+                StatusCode::FORBIDDEN,
+                format!("Forbidden: {description}; ask the authorization server for a token that grants them"),
+            )
+        })
+    }
+}
 
 /// The catalog entries `envelope` uses, by kind and the name the client
 /// sees. A request whose params do not parse uses nothing: it is refused
 /// for them before anything runs.
-pub fn entries_used<'a>(envelope: &'a Envelope) -> Vec<(EntryKind, &'a str)> {
+fn entries_used<'a>(envelope: &'a Envelope) -> Vec<(EntryKind, &'a str)> {
     let Ok(request) = &envelope.request else {
         return Vec::new();
     };

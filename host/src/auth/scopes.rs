@@ -5,6 +5,8 @@
 //! envelope typed it; every request is named here, so a new one is a
 //! decision the compiler asks for.
 
+use std::sync::Arc;
+
 use axum::http::StatusCode;
 
 use super::access::{Access, Credential, Refusal};
@@ -14,28 +16,33 @@ use crate::protocol::requests::{CompletionRef, Request};
 use crate::protocol::{Envelope, Incoming};
 
 impl Access {
-    /// Whether [`Self::authorize`] has anything to check for `principal`:
-    /// OAuth scopes, which static tokens and open servers do not have.
-    pub fn checks_scopes(&self, principal: &Credential) -> bool {
-        self.resource_server().is_some() && principal.as_ref().is_some_and(|p| p.scopes.is_some())
-    }
-
     /// Refuses (403, with the scopes to ask for) a message whose entries
     /// need scopes `principal` was not granted, by the manifests of the
-    /// plugins in `catalog`. The challenge names every scope the request
-    /// needs, those every request needs included, so that a client that
-    /// asks for exactly these gets a token that serves it.
+    /// plugins in the catalog `catalog` gives (asked for only when there
+    /// are OAuth scopes to check, which static tokens and open servers do
+    /// not have). The challenge names every scope the request needs, those
+    /// every request needs included, so that a client that asks for exactly
+    /// these gets a token that serves it.
     ///
     /// # Errors
     ///
     /// That 403, with its `insufficient_scope` challenge.
-    pub fn authorize(&self, principal: &Credential, catalog: &Catalog, message: &Incoming) -> Result<(), Refusal> {
+    pub async fn authorize<F: Future<Output = Arc<Catalog>>>(
+        &self,
+        principal: &Credential,
+        message: &Incoming,
+        catalog: impl FnOnce() -> F,
+    ) -> Result<(), Refusal> {
         let (Some(oauth), Some(principal)) = (self.resource_server(), principal) else {
             return Ok(());
         };
         let Incoming::Request(envelope) = message else {
             return Ok(());
         };
+        if principal.scopes.is_none() {
+            return Ok(());
+        }
+        let catalog = catalog().await;
         let mut needed = Vec::new();
         for (kind, name) in entries_used(envelope) {
             needed.extend(catalog.required_scopes(kind, name).unwrap_or_default());

@@ -45,7 +45,7 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// Whether a POST without `Mcp-Session-Id` carries a 2026-07-28 message: its
 /// `MCP-Protocol-Version` header names that revision, or its body is one.
-pub fn is_modern(headers: &HeaderMap, message: &Incoming) -> bool {
+fn is_modern(headers: &HeaderMap, message: &Incoming) -> bool {
     let header_says = headers
         .get(PROTOCOL_VERSION_HEADER)
         .and_then(|v| v.to_str().ok())
@@ -225,13 +225,28 @@ fn mirrored_properties<'a>(schema: &'a Value, path: &mut Vec<&'a str>, found: &m
     }
 }
 
-/// Serves one 2026-07-28 message: a request gets its answer, a notification 202.
-pub async fn post(app: &App, headers: &HeaderMap, message: Incoming, credential: Credential) -> Response {
+/// Serves one message POSTed without `Mcp-Session-Id`, if it is of the
+/// 2026-07-28 revision: a request gets its answer, a notification 202. Any
+/// other message is handed back, for a session.
+pub async fn post(
+    app: &App,
+    headers: &HeaderMap,
+    message: Incoming,
+    credential: &Credential,
+) -> Result<Response, Incoming> {
+    if !is_modern(headers, &message) {
+        return Err(message);
+    }
     let Incoming::Request(envelope) = message else {
         // No notification of this revision needs this server's attention over
         // HTTP (a request is cancelled by closing its stream).
-        return StatusCode::ACCEPTED.into_response();
+        return Ok(StatusCode::ACCEPTED.into_response());
     };
+    Ok(serve(app, headers, *envelope, credential.clone()).await)
+}
+
+/// Serves one 2026-07-28 request on a peer of its own.
+async fn serve(app: &App, headers: &HeaderMap, envelope: Envelope, credential: Credential) -> Response {
     // The `Mcp-Param-*` headers follow the tool's input schema: wait for the
     // plugins present at start, as the call itself would.
     let catalog = match envelope.method {
@@ -249,7 +264,7 @@ pub async fn post(app: &App, headers: &HeaderMap, message: Incoming, credential:
     let id = envelope.id.clone();
     let (outbox, mut outgoing) = mpsc::unbounded_channel::<Outgoing>();
     let peer = Peer::alone(app.sessions.hub().clone(), outbox, credential);
-    peer.serve(*envelope);
+    peer.serve(envelope);
     let sse = super::accepts(headers).0;
     let mut request = RunningRequest {
         peer,

@@ -19,24 +19,18 @@ use super::{Era, Lifecycle, Peer, Reply};
 use crate::call::{CallError, CallScope};
 use crate::catalog::Catalog;
 use crate::catalog::pagination::{self, Listed};
-use crate::catalog::skills::SKILL_CACHE;
 use crate::contract::bindings::tools::TaskSupport;
 use crate::contract::bindings::{completion, types};
 use crate::limits::NotificationBounds;
 use crate::manifest::EntryKind;
 use crate::principal::Principal;
-use crate::protocol::modern::{self, CacheHint};
+use crate::protocol::modern;
 use crate::protocol::requests::{CallTool, Complete, CompletionRef, ListKind, Request};
 use crate::protocol::{RequestId, RpcError};
-use crate::server::Hub;
 use crate::tasks;
 
 /// Most completion values one answer may carry.
 const MAX_COMPLETION_VALUES: usize = 100;
-
-/// How long a client may keep server/discover's answer: what this server
-/// speaks and offers changes only with its binary.
-const DISCOVER_TTL_MS: u64 = 3_600_000;
 
 /// The capabilities this server declares: at initialize (`legacy`), and in
 /// server/discover. List changes and resource updates reach a 2025-11-25
@@ -77,30 +71,6 @@ pub fn server_info() -> Value {
             "sizes": ["any"]
         }]
     })
-}
-
-/// How long and by whom a result may be cached: known when the request
-/// arrives, or, for a read, what the manifest of the plugin serving the
-/// resource says (known once the catalog that serves it is loaded).
-pub enum Caching {
-    Known(Option<CacheHint>),
-    OfResource(String),
-}
-
-impl Caching {
-    /// No hint.
-    pub const NONE: Caching = Caching::Known(None);
-
-    pub fn hint(self, hub: &Hub) -> Option<CacheHint> {
-        match self {
-            Caching::Known(hint) => hint,
-            Caching::OfResource(uri) => Some(
-                hub.catalog()
-                    .resource_owner(&uri)
-                    .map_or(CacheHint::default(), |(_, cache)| cache),
-            ),
-        }
-    }
 }
 
 /// server/discover: the versions this server speaks and what it offers.
@@ -329,38 +299,6 @@ impl Peer {
             CallScope::new(link, progress_token, cancel, NotificationBounds::of(&self.hub.config))
                 .acting_for(self.caller()),
         )
-    }
-
-    /// How long and by whom the result of `request` may be cached, for the
-    /// requests whose modern results carry a hint.
-    pub fn caching(&self, request: &Request) -> Caching {
-        Caching::Known(match request {
-            Request::Discover => Some(CacheHint {
-                ttl_ms: DISCOVER_TTL_MS,
-                public: true,
-            }),
-            Request::List { kind, .. } if *kind != ListKind::Tasks => Some(CacheHint {
-                ttl_ms: self.hub.list_cache_ttl_ms(),
-                public: true,
-            }),
-            Request::ReadResource { uri } => return Caching::OfResource(uri.clone()),
-            Request::GetSkill { .. } => Some(SKILL_CACHE),
-            Request::List { .. }
-            | Request::Listen(_)
-            | Request::Initialize { .. }
-            | Request::Ping
-            | Request::SetLogLevel(_)
-            | Request::Subscribe { .. }
-            | Request::Unsubscribe { .. }
-            | Request::CallTool(_)
-            | Request::ReadDirectory { .. }
-            | Request::GetPrompt { .. }
-            | Request::Complete(_)
-            | Request::GetTask { .. }
-            | Request::TaskResult { .. }
-            | Request::CancelTask { .. }
-            | Request::UpdateTask { .. } => None,
-        })
     }
 }
 

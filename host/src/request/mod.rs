@@ -40,10 +40,12 @@ use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
 use crate::call::{BoxFuture, ClientRequestError};
+use crate::catalog::skills::SKILL_CACHE;
 use crate::principal::{LOCAL_CALLER, Principal};
 use crate::protocol::envelope::{ModernFields, Revision};
 use crate::protocol::jsonrpc::{self, INVALID_REQUEST, SERVER_ERROR};
-use crate::protocol::requests::Request;
+use crate::protocol::modern::CacheHint;
+use crate::protocol::requests::{ListKind, Request};
 use crate::protocol::{Envelope, LATEST_PROTOCOL_VERSION, LogLevel, Method, RequestId, RpcError, modern};
 use crate::server::Hub;
 use crate::settings;
@@ -51,7 +53,6 @@ use crate::tasks::{Task, TaskStore};
 use crate::telemetry;
 use listen::Listens;
 use log_rate::LogRate;
-use methods::Caching;
 use mrtr::ModernRequest;
 use outbound::{Key, Outbound};
 use served::Served;
@@ -61,6 +62,34 @@ pub use capabilities::ClientCapabilities;
 pub use methods::{server_capabilities, server_info};
 pub use outbound::{Charge, Outbox, Outgoing};
 pub use task_extension::keep_tasks;
+
+/// How long a client may keep server/discover's answer: what this server
+/// speaks and offers changes only with its binary.
+const DISCOVER_TTL_MS: u64 = 3_600_000;
+
+/// How long and by whom a result may be cached: known when the request
+/// arrives, or, for a read, what the manifest of the plugin serving the
+/// resource says (known once the catalog that serves it is loaded).
+enum Caching {
+    Known(Option<CacheHint>),
+    OfResource(String),
+}
+
+impl Caching {
+    /// No hint.
+    const NONE: Caching = Caching::Known(None);
+
+    fn hint(self, hub: &Hub) -> Option<CacheHint> {
+        match self {
+            Caching::Known(hint) => hint,
+            Caching::OfResource(uri) => Some(
+                hub.catalog()
+                    .resource_owner(&uri)
+                    .map_or(CacheHint::default(), |(_, cache)| cache),
+            ),
+        }
+    }
+}
 
 /// What a 2025-11-25 session lends the requests it serves: its phase, the
 /// revision and log level it negotiated, its subscriptions, its way of
@@ -377,6 +406,38 @@ impl Peer {
             Some(span) => self.running.spawn(running.instrument(span)),
             None => self.running.spawn(running),
         };
+    }
+
+    /// How long and by whom the result of `request` may be cached, for the
+    /// requests whose modern results carry a hint.
+    fn caching(&self, request: &Request) -> Caching {
+        Caching::Known(match request {
+            Request::Discover => Some(CacheHint {
+                ttl_ms: DISCOVER_TTL_MS,
+                public: true,
+            }),
+            Request::List { kind, .. } if *kind != ListKind::Tasks => Some(CacheHint {
+                ttl_ms: self.hub.list_cache_ttl_ms(),
+                public: true,
+            }),
+            Request::ReadResource { uri } => return Caching::OfResource(uri.clone()),
+            Request::GetSkill { .. } => Some(SKILL_CACHE),
+            Request::List { .. }
+            | Request::Listen(_)
+            | Request::Initialize { .. }
+            | Request::Ping
+            | Request::SetLogLevel(_)
+            | Request::Subscribe { .. }
+            | Request::Unsubscribe { .. }
+            | Request::CallTool(_)
+            | Request::ReadDirectory { .. }
+            | Request::GetPrompt { .. }
+            | Request::Complete(_)
+            | Request::GetTask { .. }
+            | Request::TaskResult { .. }
+            | Request::CancelTask { .. }
+            | Request::UpdateTask { .. } => None,
+        })
     }
 
     /// Answers request `id` in its era, rendering its answer once: a modern

@@ -11,8 +11,9 @@
 //! | [`reload`] | the plugins directory and the set of plugins loaded from it |
 //! | [`registry`] | plugins from OCI registries: the lockfile, the content-addressed store, the client |
 //! | [`trust`] | signatures of pulled plugins and the operator's trust policy |
-//! | [`session`] | one client's conversation: lifecycle, typed dispatch, requests to the client |
-//! | `request` | one request's answer, typed until rendered once, and its metric and span |
+//! | [`session`] | a 2025-11-25 session: lifecycle, log level, subscriptions, requests to its client, its tasks |
+//! | `request` | one request over a peer: its era, dispatch, call scope, rounds, tasks, listening, and its answer, typed until rendered once |
+//! | [`server`] | the process: the hub every client shares, the status snapshot |
 //! | [`tasks`] | long calls the client polls |
 //! | [`state`] | what replicas share and restarts keep: task records, leases, events |
 //! | [`catalog`] | every tool, resource and prompt under the names the client sees |
@@ -51,6 +52,7 @@ pub(crate) mod request;
 pub mod runtime;
 pub mod sandbox;
 pub mod secrets;
+pub mod server;
 pub mod session;
 pub mod settings;
 pub mod skills;
@@ -59,3 +61,8 @@ pub mod tasks;
 pub mod telemetry;
 pub mod transport;
 pub mod trust;
+
+/// Keeps this replica's lease on its tasks and takes over the tasks of
+/// replicas that stopped, for as long as the server runs (see
+/// `request/task_extension.rs`).
+pub use request::keep_tasks;

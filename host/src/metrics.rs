@@ -15,6 +15,17 @@
 //! comes from the server's own vocabulary (the methods it serves, the names
 //! of loaded plugins and their tools, fixed kinds), never from what a client
 //! sends, so the series stay bounded.
+//!
+//! [`METRICS`] is the one process-wide static the host keeps, on purpose,
+//! rather than a handle passed through the hub and the call scope: what it
+//! counts is the process's by definition (one `/metrics` per process, and
+//! nothing ever wants a second set), and it is counted far below any
+//! context a request carries (the DNS and HTTP gates of the sandbox, a
+//! call's guard, the task stores, plugin loads). A handle would be one more
+//! field in every call's store and one more argument through about twenty
+//! constructors, on the hot path, to reach the same counters; the static
+//! costs one pointer load once initialized. Tests see no cross-talk: each
+//! server a test starts is a process of its own.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{LazyLock, Mutex, OnceLock};

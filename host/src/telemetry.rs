@@ -36,6 +36,8 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{Sampler, SdkTracer, SdkTracerProvider};
 
+use crate::protocol::Target;
+
 /// The tracer and which requests it traces; set once, when an exporter is built.
 static TRACING: OnceLock<Tracing> = OnceLock::new();
 
@@ -190,7 +192,7 @@ pub async fn within<F: Future>(traced: Option<Traced>, work: F) -> F::Output {
 pub struct RequestSpan<'a> {
     pub method: &'static str,
     /// The tool, prompt or resource it is about, as the client named it.
-    pub target: Option<&'a str>,
+    pub target: Option<(Target, &'a str)>,
     pub id: &'a str,
     pub version: &'static str,
     /// The client's `traceparent` and `tracestate` from `_meta`.
@@ -226,23 +228,21 @@ pub fn request(request: RequestSpan<'_>) -> Option<Traced> {
         return None;
     }
     let name = match request.target {
-        Some(target) => format!("{} {target}", request.method),
+        Some((_, target)) => format!("{} {target}", request.method),
         None => request.method.to_owned(),
     };
     let mut attributes = Vec::with_capacity(7);
     attributes.push(KeyValue::new("mcp.method.name", request.method));
     attributes.push(KeyValue::new("mcp.protocol.version", request.version));
-    if let Some(target) = request.target {
-        match request.method {
-            "tools/call" => {
+    if let Some((kind, target)) = request.target {
+        match kind {
+            Target::Tool => {
                 attributes.push(KeyValue::new("gen_ai.tool.name", target.to_owned()));
                 attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
             }
-            "prompts/get" => attributes.push(KeyValue::new("gen_ai.prompt.name", target.to_owned())),
-            "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
-                attributes.push(KeyValue::new("mcp.resource.uri", target.to_owned()));
-            }
-            _ => {}
+            Target::Prompt => attributes.push(KeyValue::new("gen_ai.prompt.name", target.to_owned())),
+            Target::Resource => attributes.push(KeyValue::new("mcp.resource.uri", target.to_owned())),
+            Target::Task => {}
         }
     }
     attributes.push(KeyValue::new("jsonrpc.request.id", request.id.to_owned()));

@@ -17,6 +17,7 @@ const LAYERS: &[&str] = &[
     "trust",
     "session",
     "request",
+    "server",
     "tasks",
     "state",
     "catalog",
@@ -218,10 +219,14 @@ fn top_level_modules_import_only_the_layers_below_them() {
 }
 
 /// What the transports may use: the protocol they speak, authorization,
-/// the request layer, the sessions (and, until it has a module of its own,
-/// the process-wide hub) they deliver messages to, the settings and the
+/// the request layer (a 2026-07-28 request over HTTP is served by a peer of
+/// its own), the process (`server`: the hub they are handed, its status
+/// snapshot) — and, genuinely theirs to reach, the 2025-11-25 sessions they
+/// deliver messages to, the settings whose hints their errors name and the
 /// metrics they serve. Catalog, manifests, plugins, the sandbox: never.
-const TRANSPORT_USES: &[&str] = &["auth", "protocol", "request", "session", "settings", "metrics"];
+const TRANSPORT_USES: &[&str] = &[
+    "auth", "protocol", "request", "server", "session", "settings", "metrics",
+];
 
 #[test]
 fn transport_only_moves_messages() {

@@ -152,7 +152,7 @@ class Replica:
             stderr=subprocess.PIPE,
             text=True,
             # The end of a task's call is logged: the test sees a cancelled call stop.
-            env={**os.environ, "WASM_MCP_LOG": "info,wasm_mcp::session::task_extension=debug"},
+            env={**os.environ, "WASM_MCP_LOG": "info,wasm_mcp::request::task_extension=debug"},
         )
         ready = threading.Event()
 

@@ -1,8 +1,7 @@
 //! Who may talk to the server: `Host` and `Origin` checks against DNS
 //! rebinding, then authentication (none, static bearer tokens, or OAuth
-//! access tokens, see [`super::oauth`]) giving the request's principal,
-//! and authorization: what a message asks for needs the scopes the
-//! manifests require of it (see [`super::scopes`]).
+//! access tokens, see [`super::oauth`]) giving the request's principal.
+//! What a message may use, once it is read, is [`super::scopes`]'s.
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -11,10 +10,7 @@ use axum::http::{HeaderMap, StatusCode, Uri, header};
 use subtle::ConstantTimeEq;
 
 use super::oauth::{Refused, ResourceServer};
-use super::scopes::entries_used;
-use crate::catalog::Catalog;
 use crate::principal::Principal;
-use crate::protocol::Incoming;
 
 /// Host names that always mean this machine.
 const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
@@ -36,7 +32,7 @@ pub struct Refusal {
 }
 
 impl Refusal {
-    fn new(status: StatusCode, message: impl Into<String>) -> Self {
+    pub(super) fn new(status: StatusCode, message: impl Into<String>) -> Self {
         Self {
             status,
             message: message.into(),
@@ -150,48 +146,6 @@ impl Access {
             Authentication::Tokens(tokens) => check_token(tokens, bearer(headers)).map(Some),
             Authentication::OAuth(oauth) => authenticate(oauth, bearer(headers)).await.map(Some),
         }
-    }
-
-    /// Whether [`Self::authorize`] has anything to check for `principal`:
-    /// OAuth scopes, which static tokens and open servers do not have.
-    pub fn checks_scopes(&self, principal: &Credential) -> bool {
-        self.resource_server().is_some() && principal.as_ref().is_some_and(|p| p.scopes.is_some())
-    }
-
-    /// Refuses (403, with the scopes to ask for) a message whose entries
-    /// need scopes `principal` was not granted, by the manifests of the
-    /// plugins in `catalog`. The challenge names every scope the request
-    /// needs, those every request needs included, so that a client that
-    /// asks for exactly these gets a token that serves it.
-    ///
-    /// # Errors
-    ///
-    /// That 403, with its `insufficient_scope` challenge.
-    pub fn authorize(&self, principal: &Credential, catalog: &Catalog, message: &Incoming) -> Result<(), Refusal> {
-        let (Some(oauth), Some(principal)) = (self.resource_server(), principal) else {
-            return Ok(());
-        };
-        let Incoming::Request(envelope) = message else {
-            return Ok(());
-        };
-        let mut needed = Vec::new();
-        for (kind, name) in entries_used(envelope) {
-            needed.extend(catalog.required_scopes(kind, name).unwrap_or_default());
-        }
-        if !principal.lacks(&needed) {
-            return Ok(());
-        }
-        needed.extend(oauth.required().iter().cloned());
-        needed.sort();
-        needed.dedup();
-        let description = format!("{} needs the scopes {}", envelope.method.name(), needed.join(" "));
-        Err(Refusal {
-            challenge: Some(oauth.challenge(Some(("insufficient_scope", &description)), &needed)),
-            ..Refusal::new(
-                StatusCode::FORBIDDEN,
-                format!("Forbidden: {description}; ask the authorization server for a token that grants them"),
-            )
-        })
     }
 
     fn check_host(&self, headers: &HeaderMap) -> Result<(), Refusal> {

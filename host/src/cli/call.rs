@@ -28,7 +28,8 @@ use wasm_mcp::contract::bindings::tools::TaskSupport;
 use wasm_mcp::manifest::Manifest;
 use wasm_mcp::protocol::Incoming;
 use wasm_mcp::runtime::PluginRuntime;
-use wasm_mcp::session::{Hub, Outgoing, Session};
+use wasm_mcp::server::Hub;
+use wasm_mcp::session::{Outgoing, Session};
 use wasm_mcp::settings::{LimitSettings, ServerSettings};
 use wasm_mcp::state::StateStore;
 

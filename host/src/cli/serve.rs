@@ -14,7 +14,7 @@ use wasm_mcp::config::{ConfigFile, Settings};
 use wasm_mcp::registry::Registry;
 use wasm_mcp::reload::Reloader;
 use wasm_mcp::runtime::PluginRuntime;
-use wasm_mcp::session::Hub;
+use wasm_mcp::server::Hub;
 use wasm_mcp::settings::{LimitSettings, RegistrySettings, ServerSettings, ServerValues};
 use wasm_mcp::state::{Location, StateStore};
 use wasm_mcp::transport;
@@ -79,7 +79,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     let operator = (settings.server.metrics.clone(), settings.server.status.clone());
     let hub = Hub::new(settings.server.clone(), store.clone())?;
     tokio::spawn(hub.clone().follow_replicas());
-    tokio::spawn(hub.clone().keep_tasks(lease));
+    tokio::spawn(wasm_mcp::keep_tasks(hub.clone(), lease));
     // The plugins' side (the engine, its pools and linker, then the plugins)
     // is made while the transport already answers: `initialize` needs none of
     // it, and lists wait for the plugins present at start.

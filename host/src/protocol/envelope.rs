@@ -1,190 +1,16 @@
 //! One request as it arrives, read once at the edge: its [`Method`] (an
 //! unknown method is a variant too), the [`Revision`] it is served in (a
 //! 2026-07-28 request's `_meta` checked there and then), the entry it names,
-//! its round-trip fields, its progress token and trace context. Later layers
-//! read the [`Envelope`]; what stays in its `params` is what the method
-//! itself takes ([`super::requests::Request::parse`]).
+//! its round-trip fields, its progress token and trace context, and what
+//! the method asks, typed ([`Request`]). Later layers read the [`Envelope`];
+//! nothing reads the raw params again.
 
 use serde_json::{Map, Value};
 
+use super::method::Method;
 use super::modern::{self, RequestMeta};
-use super::{RequestId, RpcError};
-
-/// Declares [`Method`]: one line per method, its variant and its wire name.
-macro_rules! methods {
-    ($($(#[$doc:meta])* $variant:ident = $name:literal,)*) => {
-        /// A request method. A new method is a new line here; every `match`
-        /// on `Method` (what it names, which revision has it, whether it may
-        /// ask the client) and on [`super::requests::Request`] then asks for it.
-        #[derive(Debug, Clone, PartialEq, Eq)]
-        pub enum Method {
-            $($(#[$doc])* $variant,)*
-            /// A method this server does not serve, as the client named it.
-            Unknown(String),
-        }
-
-        impl Method {
-            /// The method a client names `name`.
-            pub fn from_name(name: &str) -> Method {
-                match name {
-                    $($name => Method::$variant,)*
-                    other => Method::Unknown(other.to_owned()),
-                }
-            }
-
-            /// The method's name, as a client sends it.
-            pub fn name(&self) -> &str {
-                match self {
-                    $(Method::$variant => $name,)*
-                    Method::Unknown(name) => name,
-                }
-            }
-
-            /// The name, or `other` for an unknown method: a label for
-            /// metrics and traces that a client cannot add names to.
-            pub fn label(&self) -> &'static str {
-                match self {
-                    $(Method::$variant => $name,)*
-                    Method::Unknown(_) => "other",
-                }
-            }
-
-            /// Every method this server serves.
-            #[cfg(test)]
-            pub(crate) const SERVED: &[Method] = &[$(Method::$variant,)*];
-        }
-    };
-}
-
-methods! {
-    /// Opens a 2025-11-25 session.
-    Initialize = "initialize",
-    /// 2026-07-28: versions, capabilities, identity.
-    Discover = "server/discover",
-    /// 2026-07-28: a stream of the notifications asked for.
-    Listen = "subscriptions/listen",
-    Ping = "ping",
-    SetLogLevel = "logging/setLevel",
-    Subscribe = "resources/subscribe",
-    Unsubscribe = "resources/unsubscribe",
-    ListTools = "tools/list",
-    ListPrompts = "prompts/list",
-    ListResources = "resources/list",
-    ListTemplates = "resources/templates/list",
-    ListTasks = "tasks/list",
-    CallTool = "tools/call",
-    ReadResource = "resources/read",
-    GetPrompt = "prompts/get",
-    Complete = "completion/complete",
-    GetTask = "tasks/get",
-    TaskResult = "tasks/result",
-    CancelTask = "tasks/cancel",
-    /// The 2026-07-28 tasks extension: answers to a task's `inputRequests`.
-    UpdateTask = "tasks/update",
-    /// The skills extension: the skills served, paginated.
-    ListSkills = "skills/list",
-    /// The skills extension: one skill's entry, by the URI of its `SKILL.md`.
-    GetSkill = "skills/get",
-    /// The skills extension: the direct children of a directory resource.
-    ReadDirectory = "resources/directory/read",
-}
-
-/// What kind of entry a request names in its params.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Target {
-    /// A tool, by `name`.
-    Tool,
-    /// A prompt, by `name`.
-    Prompt,
-    /// A resource, by `uri`.
-    Resource,
-    /// A task, by `taskId`.
-    Task,
-}
-
-impl Target {
-    /// The key in params that names it.
-    pub fn key(self) -> &'static str {
-        match self {
-            Target::Tool | Target::Prompt => "name",
-            Target::Resource => "uri",
-            Target::Task => "taskId",
-        }
-    }
-}
-
-impl Method {
-    /// Whether only the 2026-07-28 revision has this method (so that a
-    /// request of it is of that revision whatever its `_meta` says).
-    pub fn is_modern_only(&self) -> bool {
-        matches!(self, Method::Discover | Method::Listen)
-    }
-
-    /// Whether a 2026-07-28 request may call this method. (`initialize`,
-    /// `ping`, `logging/setLevel`, resource subscriptions, `tasks/result`
-    /// and `tasks/list` belong to sessions opened by `initialize`.)
-    pub fn is_in_modern(&self) -> bool {
-        match self {
-            Method::Discover
-            | Method::Listen
-            | Method::ListTools
-            | Method::CallTool
-            | Method::ListResources
-            | Method::ListTemplates
-            | Method::ReadResource
-            | Method::ListPrompts
-            | Method::GetPrompt
-            | Method::Complete
-            | Method::GetTask
-            | Method::UpdateTask
-            | Method::CancelTask
-            | Method::ListSkills
-            | Method::GetSkill
-            | Method::ReadDirectory => true,
-            Method::Initialize
-            | Method::Ping
-            | Method::SetLogLevel
-            | Method::Subscribe
-            | Method::Unsubscribe
-            | Method::ListTasks
-            | Method::TaskResult
-            | Method::Unknown(_) => false,
-        }
-    }
-
-    /// Whether the plugin call serving a 2026-07-28 request of this method
-    /// may ask the client something (a multi round-trip request).
-    pub fn may_ask_client(&self) -> bool {
-        matches!(self, Method::CallTool | Method::GetPrompt | Method::ReadResource)
-    }
-
-    /// The kind of entry a request of this method names, if it names one.
-    pub fn target(&self) -> Option<Target> {
-        match self {
-            Method::CallTool => Some(Target::Tool),
-            Method::GetPrompt => Some(Target::Prompt),
-            Method::ReadResource | Method::Subscribe | Method::Unsubscribe => Some(Target::Resource),
-            Method::GetTask | Method::TaskResult | Method::CancelTask | Method::UpdateTask => Some(Target::Task),
-            Method::Initialize
-            | Method::Discover
-            | Method::Listen
-            | Method::Ping
-            | Method::SetLogLevel
-            | Method::ListTools
-            | Method::ListPrompts
-            | Method::ListResources
-            | Method::ListTemplates
-            | Method::ListTasks
-            // The skills extension's methods name a URI the revision's
-            // headers do not carry.
-            | Method::ListSkills
-            | Method::GetSkill
-            | Method::ReadDirectory
-            | Method::Complete
-            | Method::Unknown(_) => None,
-        }
-    }
-}
+use super::requests::Request;
+use super::{RequestId, RpcError, request_digest};
 
 /// The revision a request is served in, decided once from its body.
 #[derive(Debug)]
@@ -207,9 +33,13 @@ pub struct ModernFields {
     pub round_trip: Option<RoundTrip>,
 }
 
-/// The fields a multi round-trip request's retry brings back.
-#[derive(Debug, Default)]
+/// The fields a multi round-trip request's retry brings back, and what
+/// makes it the same request.
+#[derive(Debug)]
 pub struct RoundTrip {
+    /// The digest of its method and params (see [`request_digest`]), which
+    /// its `requestState` is bound to.
+    pub digest: String,
     /// `inputResponses`: the client's answers, by the keys of the `inputRequests`.
     pub input_responses: Map<String, Value>,
     /// `requestState`: the sealed state the server sent, unchanged.
@@ -238,8 +68,9 @@ pub struct Envelope {
     /// Its progress token, when it gave a valid one (a string or an integer).
     pub progress_token: Option<Value>,
     pub trace: Option<TraceContext>,
-    /// The params its method reads (round-trip fields taken out).
-    pub params: Value,
+    /// What its method asks, typed (round-trip fields taken out), or why
+    /// its params cannot be served.
+    pub request: Result<Request, RpcError>,
 }
 
 impl Envelope {
@@ -268,6 +99,7 @@ impl Envelope {
         } else {
             Revision::Legacy
         };
+        let request = Request::parse(&method, target.clone(), params);
         Envelope {
             id,
             method,
@@ -276,7 +108,7 @@ impl Envelope {
             target,
             progress_token,
             trace,
-            params,
+            request,
         }
     }
 
@@ -312,16 +144,22 @@ fn modern_fields(method: &Method, params: &mut Value) -> Result<Box<ModernFields
     }
     let meta = RequestMeta::parse(params)?;
     let round_trip = match method.may_ask_client() {
-        true => Some(round_trip(params)?),
+        true => Some(round_trip(method, params)?),
         false => None,
     };
     Ok(Box::new(ModernFields { meta, round_trip }))
 }
 
-/// Takes `inputResponses` and `requestState` out of `params`.
-fn round_trip(params: &mut Value) -> Result<RoundTrip, RpcError> {
+/// Takes `inputResponses` and `requestState` out of `params`, and digests
+/// what is left.
+fn round_trip(method: &Method, params: &mut Value) -> Result<RoundTrip, RpcError> {
+    let digest = request_digest(method.name(), params);
     let Some(fields) = params.as_object_mut() else {
-        return Ok(RoundTrip::default());
+        return Ok(RoundTrip {
+            digest,
+            input_responses: Map::new(),
+            request_state: None,
+        });
     };
     let input_responses = match fields.remove("inputResponses") {
         None => Map::new(),
@@ -342,6 +180,7 @@ fn round_trip(params: &mut Value) -> Result<RoundTrip, RpcError> {
         }
     };
     Ok(RoundTrip {
+        digest,
         input_responses,
         request_state,
     })
@@ -356,17 +195,6 @@ mod tests {
 
     fn read(method: &str, params: Value) -> Envelope {
         Envelope::read(RequestId::from_value(&json!(1)).unwrap(), method, params)
-    }
-
-    #[test]
-    fn every_served_method_reads_back_by_its_name() {
-        for method in Method::SERVED {
-            assert_eq!(&Method::from_name(method.name()), method);
-            assert_eq!(method.label(), method.name());
-        }
-        let unknown = Method::from_name("made/up");
-        assert_eq!(unknown, Method::Unknown("made/up".into()));
-        assert_eq!((unknown.name(), unknown.label()), ("made/up", "other"));
     }
 
     #[test]
@@ -397,13 +225,18 @@ mod tests {
         let round_trip = fields.round_trip.as_ref().unwrap();
         assert_eq!(round_trip.request_state.as_deref(), Some("s"));
         assert!(round_trip.input_responses.contains_key("k"));
-        assert!(envelope.params.get("requestState").is_none() && envelope.params.get("inputResponses").is_none());
+        assert_eq!(
+            round_trip.digest,
+            request_digest("tools/call", &json!({ "name": "t", "arguments": {} })),
+            "the round-trip fields are no part of what makes it the same request"
+        );
+        assert!(matches!(&envelope.request, Ok(Request::CallTool(call)) if call.name == "t"));
 
-        let legacy = read("tasks/update", json!({ "taskId": "x", "inputResponses": {} }));
+        let legacy = read("tasks/update", json!({ "taskId": "x", "inputResponses": { "k": {} } }));
         assert!(matches!(legacy.revision, Revision::Legacy));
         assert!(
-            legacy.params.get("inputResponses").is_some(),
-            "a method's own params stay"
+            matches!(&legacy.request, Ok(Request::UpdateTask { task_id, responses }) if task_id == "x" && responses.contains_key("k")),
+            "a method's own params stay its own"
         );
         let ping = read("ping", json!({ "_meta": { PROTOCOL_VERSION: MODERN_VERSION } }));
         assert!(

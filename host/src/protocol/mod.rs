@@ -3,15 +3,19 @@
 //!
 //! Nothing here knows about sessions, transports or plugins.
 
+mod digest;
 pub mod envelope;
 pub mod jsonrpc;
 pub mod message;
+mod method;
 pub mod modern;
 pub mod requests;
 
-pub use envelope::{Envelope, Method};
+pub use digest::request_digest;
+pub use envelope::Envelope;
 pub use jsonrpc::{RequestId, RpcError};
 pub use message::Incoming;
+pub use method::{Method, Target};
 
 use serde::{Deserialize, Serialize};
 

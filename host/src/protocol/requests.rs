@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::envelope::Target;
+use super::method::Target;
 use super::{LogLevel, Method, RpcError};
 
 /// The lists a client pages through.

@@ -38,7 +38,7 @@ use crate::protocol::LogLevel;
 use crate::registry::lockfile::{LOCKFILE, Locked, Lockfile};
 use crate::registry::{Pulled, Registry};
 use crate::runtime::{PluginRuntime, plugin_name};
-use crate::session::Hub;
+use crate::server::Hub;
 use crate::trust::Grants;
 use crate::trust::grants::redacted;
 

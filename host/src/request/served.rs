@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use super::Answer;
 use crate::metrics::{METRICS, Operation};
-use crate::protocol::envelope::{Target, TraceContext};
+use crate::protocol::Target;
+use crate::protocol::envelope::TraceContext;
 use crate::protocol::{Method, RequestId};
 use crate::telemetry::{self, RequestSpan, Traced};
 
@@ -18,42 +19,52 @@ pub struct Served {
     /// once the catalog is seen to have it (never a name only the client made up).
     tool: Option<String>,
     /// The tool, prompt or resource it names, for its span.
-    target: Option<String>,
+    target: Option<(Target, String)>,
     started: Instant,
     /// The request's span, when traces are exported.
     span: Option<Traced>,
 }
 
 impl Served {
-    /// A request of `method`, naming `target` (see [`Method::target`]).
+    /// A request of `method`, naming `target` (see [`Method::target`]),
+    /// refused before it was admitted: no span.
     pub fn new(method: &Method, target: Option<&str>) -> Self {
         let kind = method.target();
         Served {
             method: method.label(),
             tool: target.filter(|_| kind == Some(Target::Tool)).map(str::to_owned),
-            target: target
-                .filter(|_| matches!(kind, Some(Target::Tool | Target::Prompt | Target::Resource)))
-                .map(str::to_owned),
+            target: kind
+                .filter(|kind| matches!(kind, Target::Tool | Target::Prompt | Target::Resource))
+                .zip(target)
+                .map(|(kind, target)| (kind, target.to_owned())),
             started: Instant::now(),
             span: None,
         }
     }
 
-    /// Opens the request's span (when traces are exported), in protocol
-    /// `version`, under the client's `trace` context.
-    pub fn trace(&mut self, id: &RequestId, version: &'static str, trace: Option<&TraceContext>) {
-        if !telemetry::enabled() {
-            return;
+    /// A request `id` of `method` admitted in protocol `version`: as
+    /// [`Served::new`], with its span open (when traces are exported) under
+    /// the client's `trace` context.
+    pub fn start(
+        method: &Method,
+        target: Option<&str>,
+        id: &RequestId,
+        version: &'static str,
+        trace: Option<&TraceContext>,
+    ) -> Self {
+        let mut served = Served::new(method, target);
+        if telemetry::enabled() {
+            let id = id.to_string();
+            served.span = telemetry::request(RequestSpan {
+                method: served.method,
+                target: served.target.as_ref().map(|(kind, target)| (*kind, target.as_str())),
+                id: &id,
+                version,
+                traceparent: trace.map(|t| t.traceparent.as_str()),
+                tracestate: trace.and_then(|t| t.tracestate.as_deref()),
+            });
         }
-        let id = id.to_string();
-        self.span = telemetry::request(RequestSpan {
-            method: self.method,
-            target: self.target.as_deref(),
-            id: &id,
-            version,
-            traceparent: trace.map(|t| t.traceparent.as_str()),
-            tracestate: trace.and_then(|t| t.tracestate.as_deref()),
-        });
+        served
     }
 
     /// The request's span, if it has one.

@@ -5,7 +5,8 @@
 //! alone as JSON for a client that takes only JSON); notifications and
 //! responses get 202. GET opens the standalone stream, or resumes any stream
 //! with `Last-Event-ID`. DELETE ends a session. Each `Mcp-Session-Id` is one
-//! [`Session`](crate::session::Session); all of them share the one `Server`.
+//! [`Session`](crate::session::Session); a 2026-07-28 request without one is
+//! served alone (`http/stateless.rs`). All of them share the one `Hub`.
 //! Like stdio, this transport only moves messages. `/healthz` and `/readyz`
 //! say whether the process serves and is ready; `/metrics` (behind the
 //! endpoint's access checks) what it counts; `/status` a live page of it all;
@@ -34,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::shutdown_signal;
 use crate::auth::{Access, METADATA_PATH, ResourceServer};
-use crate::session::Hub;
+use crate::server::Hub;
 use crate::settings::{AuthValues, HttpValues};
 use connections::Connections;
 use sessions::Sessions;

@@ -22,7 +22,9 @@ use anyhow::Result;
 use tokio::sync::{mpsc, oneshot};
 
 use super::shutdown_signal;
-use crate::session::{Hub, Outgoing, Session};
+use crate::request::Outgoing;
+use crate::server::Hub;
+use crate::session::Session;
 
 /// Queued messages are gathered into one write up to this many bytes.
 const WRITE_BATCH_BYTES: usize = 64 << 10;

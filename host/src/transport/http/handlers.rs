@@ -137,7 +137,7 @@ impl App {
             Ok(Ok(bytes)) => Ok(bytes),
             Ok(Err(e)) if e.source().is_some_and(|e| e.is::<LengthLimitError>()) => Err(HttpError::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
-                crate::session::message_too_large(self.max_message_bytes).message,
+                crate::request::message_too_large(self.max_message_bytes).message,
             )),
             Ok(Err(e)) => Err(HttpError::bad_request(format!("Cannot read the request body: {e}"))),
             Err(_) => Err(HttpError {
@@ -180,14 +180,17 @@ pub async fn post(
         ));
     }
     let message = Incoming::parse_bytes(&body).map_err(|bad| HttpError::unparseable(bad.error))?;
-    if app.access.checks_scopes(&credential) {
-        // The scopes are the manifests': wait for the plugins present at start.
-        let catalog = app.sessions.hub().loaded_catalog().await;
-        app.access.authorize(&credential, &catalog, &message)?;
-    }
-    if session_id(&headers).is_none() && stateless::is_modern(&headers, &message) {
-        return Ok(stateless::post(&app, &headers, message, credential).await);
-    }
+    // The scopes are the manifests': wait for the plugins present at start.
+    app.access
+        .authorize(&credential, &message, || app.sessions.hub().loaded_catalog())
+        .await?;
+    let message = match session_id(&headers) {
+        None => match stateless::post(&app, &headers, message, &credential).await {
+            Ok(response) => return Ok(response),
+            Err(message) => message,
+        },
+        Some(_) => message,
+    };
     check_version(&headers)?;
     match message {
         Incoming::Request(ref envelope) if envelope.method == Method::Initialize && session_id(&headers).is_none() => {

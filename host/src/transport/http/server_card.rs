@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 
 use super::{App, ENDPOINT};
 use crate::protocol::modern::supported_versions;
-use crate::session::server_info;
+use crate::request::server_info;
 
 /// The card's media type.
 pub const MEDIA_TYPE: &str = "application/mcp-server-card+json";

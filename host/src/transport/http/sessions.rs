@@ -14,7 +14,9 @@ use tokio::time::Instant;
 use super::error::HttpError;
 use super::streams::Streams;
 use crate::auth::Credential;
-use crate::session::{Hub, Outgoing, Session};
+use crate::request::Outgoing;
+use crate::server::Hub;
+use crate::session::Session;
 
 /// One MCP session reached over HTTP.
 pub struct HttpSession {

@@ -2,12 +2,13 @@
 //!
 //! The headers that mirror the body (`MCP-Protocol-Version`, `Mcp-Method`,
 //! `Mcp-Name`) are checked against it first (-32020 and 400 when they
-//! disagree or are missing). The request then runs in a session of its own
-//! that lives as long as the request; its answer is JSON when it is ready at
-//! once, else an SSE stream of the request's notifications (progress, logs)
-//! ending with its response. Closing that stream cancels the request; when
-//! the server shuts down, the session is told (a `subscriptions/listen`
-//! stream then ends with its completion result). The
+//! disagree or are missing). The request is then served by a peer of its
+//! own (see [`crate::request::Peer`]: no session) that lives as long as the
+//! request; its answer is JSON when it is ready at once, else an SSE stream
+//! of the request's notifications (progress, logs) ending with its response.
+//! Closing that stream cancels the request; when the server shuts down, the
+//! peer is told (a `subscriptions/listen` stream then ends with its
+//! completion result). The
 //! HTTP status follows the revision: 404 for an unknown method, 400 for
 //! malformed params, unsupported versions, missing capabilities and header
 //! mismatches.
@@ -31,9 +32,9 @@ use crate::protocol::jsonrpc::{INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 use crate::protocol::modern::{
     self, HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, PROTOCOL_VERSION, UNSUPPORTED_PROTOCOL_VERSION,
 };
+use crate::protocol::requests::Request;
 use crate::protocol::{Envelope, Incoming, Method, RequestId, RpcError};
-use crate::request::{Answer, AnswerKind};
-use crate::session::{Outgoing, Session};
+use crate::request::{Answer, AnswerKind, Outgoing, Peer};
 
 const PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 const METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
@@ -44,7 +45,7 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// Whether a POST without `Mcp-Session-Id` carries a 2026-07-28 message: its
 /// `MCP-Protocol-Version` header names that revision, or its body is one.
-pub fn is_modern(headers: &HeaderMap, message: &Incoming) -> bool {
+fn is_modern(headers: &HeaderMap, message: &Incoming) -> bool {
     let header_says = headers
         .get(PROTOCOL_VERSION_HEADER)
         .and_then(|v| v.to_str().ok())
@@ -154,12 +155,9 @@ fn check_headers(headers: &HeaderMap, envelope: &Envelope, tool_schema: Option<&
             )));
         }
     }
-    if let Some(schema) = tool_schema {
-        check_param_headers(
-            headers,
-            schema,
-            envelope.params.get("arguments").unwrap_or(&Value::Null),
-        )?;
+    // A call whose params do not parse is refused for them, headers or not.
+    if let (Some(schema), Ok(Request::CallTool(call))) = (tool_schema, &envelope.request) {
+        check_param_headers(headers, schema, &call.arguments)?;
     }
     Ok(())
 }
@@ -227,13 +225,28 @@ fn mirrored_properties<'a>(schema: &'a Value, path: &mut Vec<&'a str>, found: &m
     }
 }
 
-/// Serves one 2026-07-28 message: a request gets its answer, a notification 202.
-pub async fn post(app: &App, headers: &HeaderMap, message: Incoming, credential: Credential) -> Response {
+/// Serves one message POSTed without `Mcp-Session-Id`, if it is of the
+/// 2026-07-28 revision: a request gets its answer, a notification 202. Any
+/// other message is handed back, for a session.
+pub async fn post(
+    app: &App,
+    headers: &HeaderMap,
+    message: Incoming,
+    credential: &Credential,
+) -> Result<Response, Incoming> {
+    if !is_modern(headers, &message) {
+        return Err(message);
+    }
     let Incoming::Request(envelope) = message else {
         // No notification of this revision needs this server's attention over
         // HTTP (a request is cancelled by closing its stream).
-        return StatusCode::ACCEPTED.into_response();
+        return Ok(StatusCode::ACCEPTED.into_response());
     };
+    Ok(serve(app, headers, *envelope, credential.clone()).await)
+}
+
+/// Serves one 2026-07-28 request on a peer of its own.
+async fn serve(app: &App, headers: &HeaderMap, envelope: Envelope, credential: Credential) -> Response {
     // The `Mcp-Param-*` headers follow the tool's input schema: wait for the
     // plugins present at start, as the call itself would.
     let catalog = match envelope.method {
@@ -250,11 +263,11 @@ pub async fn post(app: &App, headers: &HeaderMap, message: Incoming, credential:
     }
     let id = envelope.id.clone();
     let (outbox, mut outgoing) = mpsc::unbounded_channel::<Outgoing>();
-    let session = Session::acting_for(app.sessions.hub().clone(), outbox, credential);
-    session.handle(Incoming::Request(envelope));
+    let peer = Peer::alone(app.sessions.hub().clone(), outbox, credential);
+    peer.serve(envelope);
     let sse = super::accepts(headers).0;
     let mut request = RunningRequest {
-        session,
+        peer,
         id,
         answered: None,
     };
@@ -276,10 +289,10 @@ pub async fn post(app: &App, headers: &HeaderMap, message: Incoming, credential:
     stream(request, first, outgoing, app.stopping.clone())
 }
 
-/// A request running in a session of its own; dropping it before the
+/// A request running on a peer of its own; dropping it before the
 /// request is answered (the client closed the stream) cancels it.
 struct RunningRequest {
-    session: Arc<Session>,
+    peer: Arc<Peer>,
     id: RequestId,
     /// How the request ended, once its response is out.
     answered: Option<AnswerKind>,
@@ -287,7 +300,7 @@ struct RunningRequest {
 
 impl RunningRequest {
     /// The next message of this request (notifications it causes, then its
-    /// response); `None` once the session has nothing more to say.
+    /// response); `None` once the peer has nothing more to say.
     async fn next(&mut self, outgoing: &mut mpsc::UnboundedReceiver<Outgoing>) -> Option<Value> {
         if self.answered.is_some() {
             return None;
@@ -306,15 +319,15 @@ impl RunningRequest {
 impl Drop for RunningRequest {
     fn drop(&mut self) {
         if self.answered.is_none() {
-            let session = self.session.clone();
-            tokio::spawn(async move { session.close(Duration::ZERO, "the client closed the stream").await });
+            let peer = self.peer.clone();
+            tokio::spawn(async move { peer.close(Duration::ZERO, "the client closed the stream").await });
         }
     }
 }
 
 /// An SSE response: `first`, then the request's messages until its
 /// response; once `stopping` is cancelled (the server shuts down), the
-/// request's session is told, and the stream goes on to the response.
+/// request's peer is told, and the stream goes on to the response.
 fn stream(
     request: RunningRequest,
     first: Value,
@@ -331,7 +344,7 @@ fn stream(
                 }
                 tokio::select! {
                     message = request.next(&mut outgoing) => break message?,
-                    () = stopping.cancelled(), if !request.session.is_closing() => request.session.refuse_new_requests(),
+                    () = stopping.cancelled(), if !request.peer.is_closing() => request.peer.refuse_new_requests(),
                     () = tokio::time::sleep(KEEP_ALIVE) => {
                         let keep_alive = Bytes::from_static(b": keep-alive\n\n");
                         return Some((Ok::<_, std::convert::Infallible>(keep_alive), (request, None, outgoing, stopping)));

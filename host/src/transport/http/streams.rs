@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::protocol::RequestId;
-use crate::session::{Charge, Outgoing};
+use crate::request::{Charge, Outgoing};
 
 /// Events kept per stream for replay, and queued per connection. A client
 /// that falls further behind is disconnected and resumes from the buffer.

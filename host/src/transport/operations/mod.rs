@@ -17,7 +17,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 
 use crate::metrics::{CONTENT_TYPE, METRICS};
-use crate::session::Hub;
+use crate::server::Hub;
 
 /// The status page: static, with no data of its own (it fetches `status.json`).
 pub const STATUS_PAGE: &str = include_str!("status.html");

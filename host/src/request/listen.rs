@@ -1,32 +1,34 @@
 //! `subscriptions/listen` (2026-07-28): the notification streams a client
-//! opens, what each asked for, and the notifications the hub hands a session
-//! (list changes, resource updates), delivered to the session opened by
-//! `initialize` and to every stream that asked for them.
+//! opens, what each asked for, and what the hub tells a client (list
+//! changes, resource updates, task status, the host's log messages; a peer
+//! is its [`Audience`]), delivered to the session opened by `initialize` if
+//! it asked for it and to every stream that did.
 
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::Session;
+use super::Peer;
 use super::outbound::Key;
 use crate::metrics::METRICS;
-use crate::protocol::RequestId;
 use crate::protocol::modern::SUBSCRIPTION_ID;
 use crate::protocol::requests::SubscriptionFilter;
+use crate::protocol::{LogLevel, RequestId};
 use crate::protocol::{RpcError, jsonrpc::SERVER_ERROR};
+use crate::server::Audience;
 use crate::settings;
 
-/// The listen streams open on one session.
+/// The listen streams open on one peer.
 #[derive(Default)]
 pub struct Listens {
     open: Mutex<Vec<(RequestId, SubscriptionFilter)>>,
-    /// Cancelled when the session closes: every stream ends gracefully.
+    /// Cancelled when the peer closes: every stream ends gracefully.
     closing: CancellationToken,
 }
 
 impl Listens {
-    /// Every stream ends gracefully (the session is closing).
+    /// Every stream ends gracefully (the peer is closing).
     pub fn close(&self) {
         self.closing.cancel();
     }
@@ -45,9 +47,9 @@ impl Drop for Opened<'_> {
     }
 }
 
-impl Session {
+impl Peer {
     /// subscriptions/listen: acknowledges what it will send, then streams it
-    /// until the client closes the stream (no answer) or the session closes
+    /// until the client closes the stream (no answer) or the peer closes
     /// (a result that ends the subscription gracefully).
     pub(super) async fn listen(
         self: &Arc<Self>,
@@ -95,19 +97,21 @@ impl Session {
         }
         Ok(json!({ "_meta": subscription }))
     }
+}
 
-    /// Tells this session's client about `method` (a list change, or an
-    /// update of resource `uri`): the session `initialize` opened, if it
-    /// asked for it, and every listen stream that did.
-    pub(super) fn announce(&self, method: &str, uri: Option<&str>) {
+impl Audience for Peer {
+    /// Tells the client about `method` (a list change, or an update of
+    /// resource `uri`): the session `initialize` opened, if it asked for
+    /// it, and every listen stream that did.
+    fn announce(&self, method: &str, uri: Option<&str>) {
         let params = || match uri {
             Some(uri) => json!({ "uri": uri }),
             None => json!({}),
         };
-        let legacy = match uri {
-            Some(uri) => self.is_subscribed(uri),
-            None => self.is_initialized(),
-        };
+        let legacy = self.session().is_some_and(|session| match uri {
+            Some(uri) => session.is_subscribed(uri),
+            None => session.is_initialized(),
+        });
         if legacy {
             let key = Key::About {
                 method: method.to_owned(),
@@ -116,14 +120,14 @@ impl Session {
             };
             self.notify_latest(key, method, params(), None);
         }
-        self.tell_listeners(method, uri, params);
+        self.tell_listeners(method, uri, &params);
     }
 
     /// Sends `method` with the params `params` makes on every listen stream
-    /// of this session that asked for it (about `subject`: a resource, a
-    /// task); nothing is made when none did. While the client is behind, a
-    /// later one about the same subject on the same stream replaces it.
-    pub(super) fn tell_listeners(&self, method: &str, subject: Option<&str>, params: impl Fn() -> Value) {
+    /// that asked for it (about `subject`: a resource, a task); nothing is
+    /// made when none did. While the client is behind, a later one about
+    /// the same subject on the same stream replaces it.
+    fn tell_listeners(&self, method: &str, subject: Option<&str>, params: &dyn Fn() -> Value) {
         let streams: Vec<RequestId> = self
             .listens
             .open
@@ -145,14 +149,24 @@ impl Session {
         }
     }
 
-    /// Every resource URI this session's client wants updates of.
-    pub(super) fn watched_resources(&self) -> Vec<String> {
-        let mut uris = self.subscriptions();
+    /// Every resource URI the client wants updates of.
+    fn watched_resources(&self) -> Vec<String> {
+        let mut uris = self
+            .session()
+            .map(|session| session.subscriptions())
+            .unwrap_or_default();
         for (_, filter) in self.listens.open.lock().unwrap().iter() {
             uris.extend(filter.resource_subscriptions.iter().cloned());
         }
         uris.sort();
         uris.dedup();
         uris
+    }
+
+    /// The host's message, if the client's session asked for messages of `level`.
+    fn log(&self, level: LogLevel, logger: &str, data: Value) {
+        if self.session().is_some_and(|session| session.wants_log(level)) {
+            self.send_log(level, logger, data, None);
+        }
     }
 }

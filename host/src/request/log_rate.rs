@@ -1,4 +1,4 @@
-//! The log rate of each plugin within one session: at most `max_log_rate`
+//! The log rate of each plugin within one client's requests: at most `max_log_rate`
 //! messages a second reach the client (log, log-json and captured
 //! stdout/stderr alike); the excess is dropped and counted, and once the
 //! second is over one warning says how many were dropped.
@@ -10,8 +10,9 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::Session;
+use super::Peer;
 use crate::protocol::LogLevel;
+use crate::server::Audience;
 use crate::settings;
 
 const WINDOW: Duration = Duration::from_secs(1);
@@ -39,8 +40,8 @@ impl LogRate {
 
     /// Whether one more message of `plugin` may go to the client now. The
     /// first one dropped in a second schedules the report of that second's
-    /// drops to `session`.
-    pub fn admit(self: &Arc<Self>, plugin: &str, session: Weak<Session>) -> bool {
+    /// drops to `peer`.
+    pub fn admit(self: &Arc<Self>, plugin: &str, peer: Weak<Peer>) -> bool {
         let mut windows = self.windows.lock().unwrap();
         let now = Instant::now();
         let window = windows.entry(plugin.to_owned()).or_insert(Window {
@@ -59,19 +60,19 @@ impl LogRate {
         window.dropped += 1;
         if window.dropped == 1 {
             let report_at = window.started + WINDOW;
-            tokio::spawn(self.clone().report(plugin.to_owned(), report_at, session));
+            tokio::spawn(self.clone().report(plugin.to_owned(), report_at, peer));
         }
         false
     }
 
     /// At `at`, tells the client how many of `plugin`'s messages were dropped.
-    async fn report(self: Arc<Self>, plugin: String, at: Instant, session: Weak<Session>) {
+    async fn report(self: Arc<Self>, plugin: String, at: Instant, peer: Weak<Peer>) {
         tokio::time::sleep_until(at).await;
         let dropped = match self.windows.lock().unwrap().get_mut(&plugin) {
             Some(window) => std::mem::take(&mut window.dropped),
             None => return,
         };
-        let Some(session) = session.upgrade() else { return };
+        let Some(peer) = peer.upgrade() else { return };
         let summary = format!(
             "{dropped} log message(s) from plugin {plugin} were dropped: it went over its limit of {} per second \
              (raise it with {})",
@@ -79,6 +80,6 @@ impl LogRate {
             settings::server::max_log_rate.hint()
         );
         tracing::warn!(plugin, dropped, "plugin log messages dropped over the log rate limit");
-        session.log(LogLevel::Warning, &plugin, Value::String(summary), None);
+        peer.log(LogLevel::Warning, &plugin, Value::String(summary));
     }
 }

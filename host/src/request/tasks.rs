@@ -1,32 +1,33 @@
-//! The session's side of MCP tasks: starting a task-augmented tools/call in
-//! the background, tasks/get, tasks/result, tasks/list and tasks/cancel, and
-//! notifications/tasks/status on every change.
+//! The tasks of a 2025-11-25 session: starting a task-augmented tools/call
+//! in the background, tasks/get, tasks/result, tasks/list and tasks/cancel
+//! on the session's task store, and notifications/tasks/status on every
+//! change.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::Session;
 use super::outbound::Key;
 use super::results::{ToolCall, ToolOutcome};
+use super::{Lifecycle, Peer, Reply};
 use crate::call::{BoxFuture, CallScope, ChangedLists, ClientLink, ClientRequestError};
 use crate::catalog::pagination;
 use crate::contract::bindings::tools::TaskSupport;
 use crate::limits::NotificationBounds;
 use crate::protocol::requests::ListKind;
 use crate::protocol::{LogLevel, RpcError};
-use crate::request::Reply;
 use crate::tasks::{RELATED_TASK, Status, Task};
 use crate::telemetry;
 
 /// The status message of a task waiting for a free slot.
 const QUEUED: &str = "queued: waiting for a free slot to run";
 
-impl Session {
-    /// Starts `call` as a task and answers at once with CreateTaskResult.
+impl Peer {
+    /// Starts `call` as a task of `session` and answers at once with CreateTaskResult.
     pub(super) fn start_task(
         self: &Arc<Self>,
+        session: &Arc<dyn Lifecycle>,
         call: ToolCall,
         ttl_ms: Option<u64>,
         progress_token: Option<Value>,
@@ -37,9 +38,10 @@ impl Session {
                 call.name
             )));
         }
-        let task = self.task_store.create(ttl_ms)?;
+        let task = session.tasks().create(ttl_ms)?;
         let link = Arc::new(TaskLink {
-            session: self.clone(),
+            peer: self.clone(),
+            session: session.clone(),
             task: task.clone(),
         });
         let scope = Arc::new(
@@ -51,7 +53,7 @@ impl Session {
             )
             .acting_for(self.caller()),
         );
-        let session = self.clone();
+        let (peer, session) = (self.clone(), session.clone());
         let running = task.clone();
         let span = telemetry::task(&task.id);
         self.running.spawn(telemetry::within(span, async move {
@@ -61,7 +63,7 @@ impl Session {
                 // A task still running when its ttl runs out is stopped, even
                 // if the client never touches the store again.
                 _ = tokio::time::sleep_until(running.expires_at().into()) => {
-                    session.task_store.purge();
+                    session.tasks().purge();
                     None
                 }
             };
@@ -78,21 +80,21 @@ impl Session {
             };
             telemetry::task_ended(running.status().as_str());
             if ended {
-                session.announce_task(&running);
+                peer.announce_task(&running);
             }
         }));
         Ok(json!({ "task": task.to_json() }))
     }
 
-    pub(super) fn get_task(&self, id: &str) -> Result<Value, RpcError> {
-        Ok(self.task_store.get(id)?.to_json())
+    pub(super) fn get_task(&self, session: &Arc<dyn Lifecycle>, id: &str) -> Result<Value, RpcError> {
+        Ok(session.tasks().get(id)?.to_json())
     }
 
     /// tasks/result: waits until the task ends.
     /// tasks/result: the task's result once it ends (a failed task's is
     /// its tool's result that says the tool failed).
-    pub(super) async fn task_result(&self, id: &str) -> Result<Reply, RpcError> {
-        let task = self.task_store.get(id)?;
+    pub(super) async fn task_result(&self, session: &Arc<dyn Lifecycle>, id: &str) -> Result<Reply, RpcError> {
+        let task = session.tasks().get(id)?;
         let value = task.outcome().await?;
         Ok(Reply {
             value,
@@ -101,9 +103,9 @@ impl Session {
         })
     }
 
-    pub(super) fn list_tasks(&self, cursor: Option<&str>) -> Result<Value, RpcError> {
-        let tasks: BTreeMap<String, Value> = self
-            .task_store
+    pub(super) fn list_tasks(&self, session: &Arc<dyn Lifecycle>, cursor: Option<&str>) -> Result<Value, RpcError> {
+        let tasks: BTreeMap<String, Value> = session
+            .tasks()
             .list()
             .into_iter()
             .map(|task| (task.list_key(), task.to_json()))
@@ -111,8 +113,8 @@ impl Session {
         pagination::page(ListKind::Tasks, &tasks, cursor, self.hub.config.page_size, None)
     }
 
-    pub(super) fn cancel_task(&self, id: &str) -> Result<Value, RpcError> {
-        let task = self.task_store.get(id)?;
+    pub(super) fn cancel_task(&self, session: &Arc<dyn Lifecycle>, id: &str) -> Result<Value, RpcError> {
+        let task = session.tasks().get(id)?;
         if !task.finish(Status::Cancelled, Some("cancelled by the client".into()), None) {
             return Err(RpcError::invalid_params(format!(
                 "Task {} has already ended ({}); only working or input_required tasks can be cancelled",
@@ -134,25 +136,27 @@ impl Session {
 /// more, so messages go out unrelated to one, requests to the client say
 /// which task they serve, and the task shows input_required while it waits.
 struct TaskLink {
-    session: Arc<Session>,
+    peer: Arc<Peer>,
+    session: Arc<dyn Lifecycle>,
     task: Arc<Task>,
 }
 
 impl TaskLink {
     fn set_status(&self, status: Status, message: Option<&str>) {
         if self.task.set_status(status, message.map(str::to_owned)) {
-            self.session.announce_task(&self.task);
+            self.peer.announce_task(&self.task);
         }
     }
 }
 
 impl ClientLink for TaskLink {
     fn notify(&self, method: &str, params: Value) {
-        self.session.notify(method, params, None);
+        self.peer.notify(method, params, None);
     }
 
     fn log(&self, level: LogLevel, logger: &str, data: Value, bytes: usize) -> BoxFuture<'_, ()> {
-        self.session.plugin_log((level, None), logger, data, bytes, None)
+        let wants = self.session.wants_log(level);
+        self.peer.plugin_log(wants, level, logger, data, bytes, None)
     }
 
     /// The latest progress of the task replaces one the client has not been sent yet.
@@ -162,7 +166,7 @@ impl ClientLink for TaskLink {
             subject: Some(self.task.id.clone()),
             stream: None,
         };
-        self.session.notify_latest(key, "notifications/progress", params, None);
+        self.peer.notify_latest(key, "notifications/progress", params, None);
     }
 
     fn request(&self, method: &'static str, mut params: Value) -> BoxFuture<'_, Result<Value, ClientRequestError>> {
@@ -172,18 +176,18 @@ impl ClientLink for TaskLink {
                 Status::InputRequired,
                 Some(&format!("waiting for the client to answer {method}")),
             );
-            let answer = self.session.ask_client(method, params, None).await;
+            let answer = self.session.ask(method, params, None).await;
             self.set_status(Status::Working, None);
             answer
         })
     }
 
     fn resource_updated(&self, uri: &str) {
-        self.session.hub.resource_updated(uri);
+        self.peer.hub.resource_updated(uri);
     }
 
     fn lists_changed(&self, plugin: &str, lists: ChangedLists) {
-        self.session.hub.relist(plugin, lists);
+        self.peer.hub.relist(plugin, lists);
     }
 
     fn queued(&self, waiting: bool) {

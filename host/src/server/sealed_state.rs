@@ -26,7 +26,7 @@ const NONCE_BYTES: usize = 24;
 /// What a `requestState` carries.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct RequestState {
-    /// The digest of the request it was issued for (see [`request_digest`]).
+    /// The digest of the request it was issued for (see [`crate::protocol::request_digest`]).
     pub request: String,
     /// Seconds since the Unix epoch after which it is refused.
     pub expires: u64,
@@ -155,58 +155,12 @@ fn now() -> Duration {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default()
 }
 
-/// A digest of what makes a request the same request on retry: its method
-/// and params, without `_meta`, `inputResponses` and `requestState`, with
-/// object keys in sorted order.
-pub fn request_digest(method: &str, params: &Value) -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(method.as_bytes());
-    hasher.update([0]);
-    if let Some(params) = params.as_object() {
-        let mut keys: Vec<&String> = params
-            .keys()
-            .filter(|key| !matches!(key.as_str(), "_meta" | "inputResponses" | "requestState"))
-            .collect();
-        keys.sort();
-        for key in keys {
-            hash_canonical(&mut hasher, &Value::String(key.clone()));
-            hash_canonical(&mut hasher, &params[key]);
-        }
-    }
-    format!("{:x}", hasher.finalize())
-}
-
-fn hash_canonical(hasher: &mut Sha256, value: &Value) {
-    match value {
-        Value::Object(object) => {
-            let mut keys: Vec<&String> = object.keys().collect();
-            keys.sort();
-            hasher.update(b"{");
-            for key in keys {
-                hash_canonical(hasher, &Value::String(key.clone()));
-                hasher.update(b":");
-                hash_canonical(hasher, &object[key]);
-                hasher.update(b",");
-            }
-            hasher.update(b"}");
-        }
-        Value::Array(items) => {
-            hasher.update(b"[");
-            for item in items {
-                hash_canonical(hasher, item);
-                hasher.update(b",");
-            }
-            hasher.update(b"]");
-        }
-        scalar => hasher.update(scalar.to_string().as_bytes()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::protocol::request_digest;
 
     fn sealer() -> Sealer {
         Sealer::new(None, Duration::from_secs(60)).unwrap()
@@ -234,26 +188,6 @@ mod tests {
             let refused = sealer.open(&sealed, &request, stranger).unwrap_err();
             assert!(refused.message.contains("another caller"), "{}", refused.message);
         }
-    }
-
-    #[test]
-    fn the_digest_ignores_key_order_meta_and_the_round_trip_fields() {
-        let one = request_digest(
-            "tools/call",
-            &json!({ "name": "t", "arguments": { "a": 1, "b": [1, { "x": 1, "y": 2 }] } }),
-        );
-        let two = request_digest(
-            "tools/call",
-            &json!({ "arguments": { "b": [1, { "y": 2, "x": 1 }], "a": 1 }, "name": "t", "_meta": { "x": 1 }, "requestState": "s", "inputResponses": {} }),
-        );
-        assert_eq!(one, two);
-        assert_ne!(
-            one,
-            request_digest(
-                "prompts/get",
-                &json!({ "name": "t", "arguments": { "a": 1, "b": [1, { "x": 1, "y": 2 }] } })
-            )
-        );
     }
 
     #[test]

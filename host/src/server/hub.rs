@@ -1,12 +1,14 @@
-//! What every session shares: the catalog of the loaded plugins, the
-//! settings, the live sessions (for notifications to all), and the tasks of
-//! the 2026-07-28 tasks extension (whose requests belong to no session).
+//! The hub: what every client of the process shares: the catalog of the
+//! loaded plugins, the settings, the clients served now (for notifications
+//! to all), the calls suspended between rounds and the key that seals their
+//! state, and the tasks of the 2026-07-28 tasks extension (whose requests
+//! belong to no session).
 //! What a plugin announces here is told to the other replicas too (through
-//! the state store), and what they announce is told to the sessions here.
+//! the state store), and what they announce is told to the clients here.
 //!
 //! The catalog is immutable and swapped whole: a call that started on one
 //! version of a plugin finishes on it, and calls arriving after the swap see
-//! the new one. Every swap tells the sessions which lists really changed.
+//! the new one. Every swap tells the clients which lists really changed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,12 +19,12 @@ use serde_json::Value;
 use tokio::sync::{Notify, watch};
 use tokio_util::task::TaskTracker;
 
-use super::Session;
-use super::mrtr::SuspendedCalls;
+use super::audience::Audience;
+use super::sealed_state::Sealer;
+use super::suspended::SuspendedCalls;
 use crate::call::ChangedLists;
 use crate::catalog::Catalog;
 use crate::protocol::LogLevel;
-use crate::request::Sealer;
 use crate::settings::ServerValues;
 use crate::state::{Event, StateStore};
 use crate::tasks::{ServerTasks, TaskSettings};
@@ -31,8 +33,8 @@ use crate::tasks::{ServerTasks, TaskSettings};
 /// plugins that take longer appear later through list_changed.
 const STARTUP_WAIT: Duration = Duration::from_secs(30);
 
-/// The sessions' common ground: the catalog they serve, the server settings,
-/// and every live session.
+/// The process's common ground: the catalog its clients are served, the
+/// server settings, and every client served now.
 pub struct Hub {
     pub config: ServerValues,
     catalog: RwLock<Arc<Catalog>>,
@@ -42,18 +44,18 @@ pub struct Hub {
     served_before_start: AtomicBool,
     /// A reload is under way (see [`Hub::list_cache_ttl_ms`]).
     changing: AtomicBool,
-    sessions: Mutex<Vec<Weak<Session>>>,
+    audiences: Mutex<Vec<Weak<dyn Audience>>>,
     /// Seals the `requestState` of multi round-trip requests.
-    pub(super) sealer: Sealer,
+    pub(crate) sealer: Sealer,
     /// Multi round-trip calls waiting for their client's next round.
-    pub(super) suspended: Arc<SuspendedCalls>,
+    pub(crate) suspended: Arc<SuspendedCalls>,
     /// Plugins that said their lists may have changed, waiting to be listed
     /// again: one entry per plugin, however often it said so.
     relists: Mutex<BTreeMap<String, ChangedLists>>,
     relist_wanted: Notify,
     /// Tasks of the 2026-07-28 tasks extension, and the calls running them.
-    pub(super) tasks: ServerTasks,
-    pub(super) task_runs: TaskTracker,
+    pub(crate) tasks: ServerTasks,
+    pub(crate) task_runs: TaskTracker,
 }
 
 impl Hub {
@@ -73,7 +75,7 @@ impl Hub {
             started: watch::Sender::new(false),
             served_before_start: AtomicBool::new(false),
             changing: AtomicBool::new(false),
-            sessions: Mutex::new(Vec::new()),
+            audiences: Mutex::new(Vec::new()),
             relists: Mutex::new(BTreeMap::new()),
             relist_wanted: Notify::new(),
             tasks,
@@ -140,7 +142,7 @@ impl Hub {
         self.catalog()
     }
 
-    /// Serves `catalog` from now on, and tells every session what changed:
+    /// Serves `catalog` from now on, and tells every client what changed:
     /// the lists that differ, and the `relisted` ones a plugin said changed;
     /// `replaced_plugins` names the plugins whose new versions it holds
     /// (their subscribed resources are announced as updated).
@@ -177,18 +179,18 @@ impl Hub {
                     || listings_differ(&old.skills, &new.skills, |e| &e.listed),
             ),
         ];
-        for session in self.live_sessions() {
+        for audience in self.audiences() {
             for (method, _) in changed.iter().filter(|(_, differs)| *differs) {
-                session.announce(method, None);
+                audience.announce(method, None);
             }
             if !replaced_plugins.is_empty() {
-                for uri in session.watched_resources() {
+                for uri in audience.watched_resources() {
                     let served_by = |c: &Catalog| {
                         c.resource_owner(&uri)
                             .is_some_and(|(p, _)| replaced_plugins.contains(&*p.name))
                     };
                     if served_by(old) || served_by(new) {
-                        session.announce("notifications/resources/updated", Some(&uri));
+                        audience.announce("notifications/resources/updated", Some(&uri));
                     }
                 }
             }
@@ -199,19 +201,26 @@ impl Hub {
     /// has to say about `logger`: a plugin that failed to load, the plugins
     /// directory.
     pub fn log_to_all(&self, level: LogLevel, logger: &str, data: Value) {
-        for session in self.live_sessions() {
-            session.log(level, logger, data.clone(), None);
+        for audience in self.audiences() {
+            audience.log(level, logger, data.clone());
         }
     }
 
-    pub(super) fn register(&self, session: &Arc<Session>) {
-        let mut sessions = self.sessions.lock().unwrap();
-        sessions.retain(|s| s.strong_count() > 0);
-        sessions.push(Arc::downgrade(session));
+    /// Tells `audience` what changes from now on, for as long as it lives.
+    pub fn register(&self, audience: Weak<dyn Audience>) {
+        let mut audiences = self.audiences.lock().unwrap();
+        audiences.retain(|a| a.strong_count() > 0);
+        audiences.push(audience);
     }
 
-    pub(super) fn live_sessions(&self) -> Vec<Arc<Session>> {
-        self.sessions.lock().unwrap().iter().filter_map(Weak::upgrade).collect()
+    /// The clients served now.
+    pub(super) fn audiences(&self) -> Vec<Arc<dyn Audience>> {
+        self.audiences
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect()
     }
 
     /// Plugin `plugin` said its `lists` may have changed: it is listed again
@@ -246,7 +255,7 @@ impl Hub {
         }
     }
 
-    /// A plugin announced a change: tell every session subscribed to `uri`,
+    /// A plugin announced a change: tell every client subscribed to `uri`,
     /// here and on every replica.
     pub fn resource_updated(&self, uri: &str) {
         self.resource_updated_here(uri);
@@ -254,8 +263,8 @@ impl Hub {
     }
 
     pub(super) fn resource_updated_here(&self, uri: &str) {
-        for session in self.live_sessions() {
-            session.announce("notifications/resources/updated", Some(uri));
+        for audience in self.audiences() {
+            audience.announce("notifications/resources/updated", Some(uri));
         }
     }
 }

@@ -15,39 +15,62 @@
 //! extension, may leave the conversation instead: when it has run long
 //! enough in one round, or when the plugin asks to, the request is answered
 //! with a task and the call goes on in the background (see
-//! [`super::task_extension`]).
+//! [`super::task_extension`]). The calls waiting between rounds are kept
+//! in the hub (see [`crate::server::SuspendedCalls`]).
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::Session;
 use super::capabilities::ClientCapabilities;
+use super::{Answer, Peer, Reply};
 use crate::call::{BoxFuture, ClientRequestError, Question};
 use crate::protocol::envelope::RoundTrip;
 use crate::protocol::modern::{self, RequestMeta};
-use crate::protocol::{Method, RequestId, RpcError};
-use crate::request::{Answer, Reply, request_digest};
+use crate::protocol::{RequestId, RpcError};
 use crate::tasks::Task;
 
 /// A modern request: its `_meta`, and for a request that may ask the
-/// client, the exchange its plugin call asks through.
+/// client, the exchange its plugin call asks through (set once its round
+/// is opened).
 #[derive(Debug)]
 pub struct ModernRequest {
     pub meta: RequestMeta,
-    pub exchange: Option<Arc<Exchange>>,
+    exchange: OnceLock<Arc<Exchange>>,
+}
+
+impl ModernRequest {
+    pub fn new(meta: RequestMeta) -> Self {
+        Self {
+            meta,
+            exchange: OnceLock::new(),
+        }
+    }
+
+    /// The exchange its plugin call asks through, for a request that may ask.
+    pub fn exchange(&self) -> Option<&Arc<Exchange>> {
+        self.exchange.get()
+    }
+}
+
+/// A modern request that may ask the client, as it arrives: its round-trip
+/// fields, and (for a call run again after its replica stopped) the task it
+/// continues.
+pub struct Rounds<'a> {
+    pub request: &'a ModernRequest,
+    pub round_trip: RoundTrip,
+    pub resumes: Option<Arc<Task>>,
 }
 
 /// One call's questions and the client's answers, across the rounds of one
 /// multi round-trip request.
 pub struct Exchange {
     capabilities: ClientCapabilities,
-    /// The digest of the request (see [`request_digest`]).
+    /// The digest of the request (see [`crate::protocol::request_digest`]).
     request: String,
     answers: Mutex<Map<String, Value>>,
     /// Keys named so far for questions the plugin did not name.
@@ -58,7 +81,7 @@ pub struct Exchange {
     missing: Mutex<Option<RpcError>>,
     /// Where the call's notifications go: the request now being served
     /// (none once the call runs as a task: no request is open any more).
-    target: Mutex<Option<(Arc<Session>, RequestId)>>,
+    target: Mutex<Option<(Arc<Peer>, RequestId)>>,
     /// Whether and when the call leaves the conversation to run as a task.
     detach: watch::Sender<Detach>,
     /// Once it is a task: the task it continues (a call run again after its
@@ -96,9 +119,9 @@ pub struct Asked {
 }
 
 impl Exchange {
-    /// The session and request the call's notifications go to now; none
+    /// The peer and request the call's notifications go to now; none
     /// once it runs as a task.
-    pub fn target(&self) -> Option<(Arc<Session>, RequestId)> {
+    pub fn target(&self) -> Option<(Arc<Peer>, RequestId)> {
         self.target.lock().unwrap().clone()
     }
 
@@ -266,7 +289,7 @@ pub enum Conversation {
         asks: mpsc::UnboundedReceiver<Asked>,
     },
     /// The call that asked, found waiting in this process.
-    Resumed(Suspended),
+    Resumed(Box<Suspended>),
 }
 
 impl Conversation {
@@ -281,23 +304,11 @@ impl Conversation {
 /// Finds how to serve a modern request that may ask the client, from its
 /// round-trip fields: the call suspended here that it retries, or a new
 /// call (a first round, or a replay of the answers it brings).
-pub fn open(
-    session: &Arc<Session>,
-    id: &RequestId,
-    method: &Method,
-    params: &Value,
-    round_trip: RoundTrip,
-    meta: &RequestMeta,
-) -> Result<Conversation, RpcError> {
-    let request = request_digest(method.name(), params);
+fn open(peer: &Arc<Peer>, id: &RequestId, round_trip: RoundTrip, meta: &RequestMeta) -> Result<Conversation, RpcError> {
+    let request = round_trip.digest;
     let state = match &round_trip.request_state {
         None => None,
-        Some(sealed) => Some(
-            session
-                .hub
-                .sealer
-                .open(sealed, &request, session.principal_id().as_deref())?,
-        ),
+        Some(sealed) => Some(peer.hub.sealer.open(sealed, &request, peer.principal_id().as_deref())?),
     };
     let responses = round_trip.input_responses;
     let mut answers = Map::new();
@@ -307,9 +318,12 @@ pub fn open(
         suspended = state.suspended;
     }
     answers.extend(responses);
-    if let Some(waiting) = suspended.and_then(|key| session.hub.suspended.take(key, &request)) {
+    let waiting = suspended
+        .and_then(|key| peer.hub.suspended.take(key, &request))
+        .and_then(|call| call.downcast::<Suspended>().ok());
+    if let Some(waiting) = waiting {
         waiting.exchange.take_answers(answers);
-        *waiting.exchange.target.lock().unwrap() = Some((session.clone(), id.clone()));
+        *waiting.exchange.target.lock().unwrap() = Some((peer.clone(), id.clone()));
         return Ok(Conversation::Resumed(waiting));
     }
     let (sender, asks) = mpsc::unbounded_channel();
@@ -320,7 +334,7 @@ pub fn open(
         named: AtomicUsize::new(0),
         asks: sender,
         missing: Mutex::new(None),
-        target: Mutex::new(Some((session.clone(), id.clone()))),
+        target: Mutex::new(Some((peer.clone(), id.clone()))),
         detach: watch::Sender::new(Detach::Never),
         resumes: Mutex::new(None),
         rerunnable: Mutex::new(None),
@@ -328,7 +342,8 @@ pub fn open(
     Ok(Conversation::Fresh { exchange, asks })
 }
 
-/// A call waiting for its client's next round.
+/// A call waiting for its client's next round, as the hub's
+/// [`crate::server::SuspendedCalls`] keeps it.
 pub struct Suspended {
     call: BoxFuture<'static, Result<Reply, RpcError>>,
     asks: mpsc::UnboundedReceiver<Asked>,
@@ -336,83 +351,31 @@ pub struct Suspended {
     exchange: Arc<Exchange>,
     /// Ends the plugin call (its request's cancellation no longer does).
     cancel: CancellationToken,
-    since: Instant,
 }
 
-/// The calls suspended in this process, by the key their `requestState` names.
-pub struct SuspendedCalls {
-    calls: Mutex<HashMap<u64, Suspended>>,
-    capacity: usize,
-    wait: Duration,
-}
-
-impl SuspendedCalls {
-    pub fn new(capacity: usize, wait: Duration) -> Arc<Self> {
-        Arc::new(Self {
-            calls: Mutex::new(HashMap::new()),
-            capacity,
-            wait,
-        })
-    }
-
-    /// Keeps `call` until its retry takes it or its wait runs out; when full,
-    /// the call waiting longest is dropped (its retry will replay it).
-    fn park(self: &Arc<Self>, call: Suspended) -> u64 {
-        let mut key = [0; 8];
-        getrandom::fill(&mut key).expect("the operating system's random source works");
-        let key = u64::from_le_bytes(key);
-        let evicted = {
-            let mut calls = self.calls.lock().unwrap();
-            let evicted = if calls.len() >= self.capacity {
-                let oldest = calls.iter().min_by_key(|(_, call)| call.since).map(|(key, _)| *key);
-                oldest.and_then(|oldest| calls.remove(&oldest))
-            } else {
-                None
-            };
-            calls.insert(key, call);
-            evicted
-        };
-        if let Some(evicted) = evicted {
-            tracing::debug!("dropped the longest suspended call to make room; its retry will replay it");
-            evicted.cancel.cancel();
-        }
-        let table: Weak<Self> = Arc::downgrade(self);
-        let wait = self.wait;
-        tokio::spawn(async move {
-            tokio::time::sleep(wait).await;
-            let expired = table
-                .upgrade()
-                .and_then(|table| table.calls.lock().unwrap().remove(&key));
-            if let Some(expired) = expired {
-                tracing::debug!("a suspended call was not retried in time; dropped (a later retry replays it)");
-                expired.cancel.cancel();
-            }
-        });
-        key
-    }
-
-    /// The call suspended under `key`, if it is still here and belongs to `request`.
-    fn take(&self, key: u64, request: &str) -> Option<Suspended> {
-        let mut calls = self.calls.lock().unwrap();
-        if calls.get(&key)?.exchange.request != request {
-            return None;
-        }
-        calls.remove(&key)
-    }
-}
-
-impl Session {
+impl Peer {
     /// Serves one round of a request whose plugin call may ask the client:
-    /// runs (or resumes) the call until it completes, or until it asks
+    /// opens it from its round-trip fields (see [`open`]), then runs (or
+    /// resumes) the call until it completes, or until it asks
     /// something not yet answered, which suspends it and answers the request
     /// with an `InputRequiredResult`, or until it leaves as a task, which
     /// answers with the task. None: the request was cancelled.
     pub(super) async fn converse(
         self: &Arc<Self>,
-        conversation: Conversation,
+        id: &RequestId,
+        rounds: Rounds<'_>,
         start: impl FnOnce(CancellationToken) -> BoxFuture<'static, Result<Reply, RpcError>>,
         cancelled: CancellationToken,
     ) -> Option<Answer> {
+        let conversation = match open(self, id, rounds.round_trip, &rounds.request.meta) {
+            Ok(conversation) => conversation,
+            Err(error) => return Some(Answer::Error(error)),
+        };
+        let exchange = conversation.exchange().clone();
+        if let Some(task) = rounds.resumes {
+            exchange.resume(task);
+        }
+        let _ = rounds.request.exchange.set(exchange);
         let (mut call, mut asks, exchange, cancel) = match conversation {
             Conversation::Fresh { exchange, asks } => {
                 let cancel = CancellationToken::new();
@@ -444,14 +407,14 @@ impl Session {
                 let requests = waiting.requests.clone();
                 let answers = exchange.answers.lock().unwrap().clone();
                 let request = exchange.request.clone();
-                let key = self.hub.suspended.park(Suspended {
+                let suspended = Suspended {
                     call,
                     asks,
                     waiting,
                     exchange,
-                    cancel,
-                    since: Instant::now(),
-                });
+                    cancel: cancel.clone(),
+                };
+                let key = self.hub.suspended.park(Box::new(suspended), request.clone(), cancel);
                 let state = self.hub.sealer.state(request, self.principal_id(), Some(key), answers);
                 Some(Answer::InputRequired {
                     requests,

@@ -6,6 +6,7 @@
 //!
 //! | layer | owns |
 //! |---|---|
+//! | [`cli`] | the command line: `serve`, `check`, `call`, `new`, the registry and signing commands |
 //! | [`transport`] | stdio and Streamable HTTP: moving messages between a client and a session |
 //! | `auth` | who may use the server over HTTP, and for what: host and origin checks, tokens, OAuth, scopes |
 //! | [`reload`] | the plugins directory and the set of plugins loaded from it |
@@ -32,11 +33,13 @@
 //! | [`protocol`] | JSON-RPC framing, typed requests, versions |
 //! | [`settings`] | every setting, declared once |
 //!
-//! The command line (`cli/`, in the binary) sits on top of them all.
+//! The command line sits on top of them all; the binary (`src/main.rs`) only
+//! calls [`cli::main`].
 
 pub(crate) mod auth;
 pub mod call;
 pub mod catalog;
+pub mod cli;
 pub mod config;
 pub mod contract;
 pub mod limits;

@@ -10,14 +10,14 @@ use clap::Args;
 use sha2::{Digest, Sha256};
 
 use super::http_args::HttpArgs;
-use wasm_mcp::config::{ConfigFile, Settings};
-use wasm_mcp::registry::Registry;
-use wasm_mcp::reload::Reloader;
-use wasm_mcp::runtime::PluginRuntime;
-use wasm_mcp::session::Hub;
-use wasm_mcp::settings::{LimitSettings, RegistrySettings, ServerSettings, ServerValues};
-use wasm_mcp::state::{Location, StateStore};
-use wasm_mcp::transport;
+use crate::config::{ConfigFile, Settings};
+use crate::registry::Registry;
+use crate::reload::Reloader;
+use crate::runtime::PluginRuntime;
+use crate::session::Hub;
+use crate::settings::{LimitSettings, RegistrySettings, ServerSettings, ServerValues};
+use crate::state::{Location, StateStore};
+use crate::transport;
 
 #[derive(Args)]
 pub struct ServeArgs {

@@ -375,7 +375,7 @@ impl CallScope {
 
 /// The link used while loading a plugin, when no client is there: notifications
 /// are dropped and requests refused.
-pub struct NoClient;
+struct NoClient;
 
 impl ClientLink for NoClient {
     fn notify(&self, _method: &str, _params: Value) {}

@@ -26,7 +26,7 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiView};
 use crate::manifest::{DirectoryGrant, Manifest};
 pub use credentials::{Added, Credential, Credentials, Destination};
 pub use host_client::{HostClient, checked_url};
-pub use network::{Channel, NetworkPolicy, Resolver};
+pub use network::{Channel, NetworkPolicy};
 pub use tls::{TlsTrust, ca_certificates};
 
 /// What the sandbox needs of the state of the store a call runs in: its WASI

@@ -11,11 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use wasm_mcp::call::CallScope;
-use wasm_mcp::config::Settings;
-use wasm_mcp::manifest::Manifest;
-use wasm_mcp::runtime::PluginRuntime;
-use wasm_mcp::state::{Location, StateStore};
+use wasm_mcp::{CallScope, Location, Manifest, PluginRuntime, Settings, StateStore};
 use wasm_mcp_tests::plugin_wasm;
 use wasm_mcp_tests::redis::TestRedis;
 

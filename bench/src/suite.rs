@@ -8,10 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use wasm_mcp::call::CallScope;
-use wasm_mcp::config::Settings;
-use wasm_mcp::runtime::PluginRuntime;
-use wasm_mcp::state::StateStore;
+use wasm_mcp::{CallScope, PluginRuntime, Settings, StateStore};
 use wasm_mcp_tests::process::serve_command;
 use wasm_mcp_tests::stdio::{LeanStdioClient, ToolCall};
 use wasm_mcp_tests::{PluginDir, plugin_wasm};

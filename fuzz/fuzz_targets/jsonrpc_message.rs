@@ -6,8 +6,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
-use wasm_mcp::protocol::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
-use wasm_mcp::protocol::{Incoming, RpcError};
+use wasm_mcp::fuzzing::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
+use wasm_mcp::fuzzing::{Incoming, RpcError};
 use wasm_mcp_fuzz::assert_response;
 
 fn decode(message: &[u8]) {

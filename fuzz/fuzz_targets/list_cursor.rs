@@ -8,11 +8,8 @@ use std::collections::BTreeMap;
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
-use wasm_mcp::catalog::pagination::page;
-use wasm_mcp::protocol::jsonrpc::INVALID_PARAMS;
-use wasm_mcp::protocol::requests::{ListKind, Request};
-use wasm_mcp::protocol::{Method, RpcError};
-use wasm_mcp::tasks::{TaskSettings, TaskStore};
+use wasm_mcp::fuzzing::jsonrpc::INVALID_PARAMS;
+use wasm_mcp::fuzzing::{ListKind, Method, Request, RpcError, TaskSettings, TaskStore, page};
 
 #[derive(Arbitrary, Debug)]
 struct Input {

@@ -8,10 +8,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use libfuzzer_sys::fuzz_target;
-use wasm_mcp::config::{ConfigFile, Settings};
-use wasm_mcp::limits::Limits;
-use wasm_mcp::manifest::{Manifest, is_scope_token};
-use wasm_mcp::sandbox::{Channel, Grants};
+use wasm_mcp::fuzzing::{Channel, ConfigFile, Grants, Limits, is_scope_token};
+use wasm_mcp::{Manifest, Settings};
 
 fn usable(limits: &Limits) {
     assert!(limits.fuel > 0 && limits.memory_bytes() > 0 && limits.max_output_bytes() > 0);

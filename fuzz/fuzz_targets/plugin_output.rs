@@ -14,19 +14,16 @@ use arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use wasm_mcp::call::{BoxFuture, CallScope, ClientLink, ClientRequestError};
-use wasm_mcp::catalog::ToolSchemas;
-use wasm_mcp::contract::bindings::host::{
+use wasm_mcp::CallScope;
+use wasm_mcp::fuzzing::bindings::host::{
     IncludeContext, ModelPreferences, SamplingContent, SamplingMessage, SamplingRequest, ToolResult, ToolUse,
 };
-use wasm_mcp::contract::bindings::types::{
+use wasm_mcp::fuzzing::bindings::types::{
     Annotations, ContentBlock, ContentsBody, EmbeddedResource, Icon, IconTheme, MediaContent, ResourceContents,
     ResourceLink, Role, TextContent,
 };
-use wasm_mcp::contract::bindings::{prompts, resources, tools};
-use wasm_mcp::contract::wire;
-use wasm_mcp::limits::NotificationBounds;
-use wasm_mcp::protocol::LogLevel;
+use wasm_mcp::fuzzing::bindings::{prompts, resources, tools};
+use wasm_mcp::fuzzing::{BoxFuture, ClientLink, ClientRequestError, LogLevel, NotificationBounds, ToolSchemas, wire};
 use wasm_mcp_fuzz::{assert_no_null, json_text, json_value};
 
 fn opt<T>(u: &mut Unstructured, f: impl FnOnce(&mut Unstructured) -> Result<T>) -> Result<Option<T>> {

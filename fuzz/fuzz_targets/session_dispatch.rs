@@ -13,15 +13,8 @@ use std::time::Duration;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use tokio::sync::mpsc;
-use wasm_mcp::call::ChangedLists;
-use wasm_mcp::catalog::Catalog;
-use wasm_mcp::config::Settings;
-use wasm_mcp::protocol::{Incoming, RequestId};
-use wasm_mcp::runtime::PluginRuntime;
-use wasm_mcp::server::Hub;
-use wasm_mcp::session::{Outgoing, Session};
-use wasm_mcp::settings::{Limits, ServerValues};
-use wasm_mcp::state::StateStore;
+use wasm_mcp::fuzzing::{Catalog, ChangedLists, Hub, Incoming, Limits, Outgoing, RequestId, ServerValues, Session};
+use wasm_mcp::{PluginRuntime, Settings, StateStore};
 use wasm_mcp_fuzz::assert_response;
 
 /// The plugins served: every method has an owner (tools with structured

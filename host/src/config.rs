@@ -24,24 +24,24 @@ use crate::settings::{
 pub struct ConfigFile {
     /// Limits of every plugin call; a plugin's manifest can override them.
     #[serde(default)]
-    pub limits: LimitSettings,
+    pub(crate) limits: LimitSettings,
     #[serde(default)]
-    pub server: ServerSettings,
+    pub(crate) server: ServerSettings,
     #[serde(default)]
-    pub http: HttpSettings,
+    pub(crate) http: HttpSettings,
     #[serde(default)]
-    pub auth: AuthSettings,
+    pub(crate) auth: AuthSettings,
     #[serde(default)]
-    pub registry: RegistrySettings,
+    pub(crate) registry: RegistrySettings,
     /// Secrets the operator holds, by name: where each value is read from.
     #[serde(default)]
-    pub secrets: BTreeMap<String, SecretSource>,
+    pub(crate) secrets: BTreeMap<String, SecretSource>,
     /// Which plugin's requests to which target carry which secret, by name.
     #[serde(default)]
-    pub bindings: BTreeMap<String, Binding>,
+    pub(crate) bindings: BTreeMap<String, Binding>,
     /// The file it was read from, named in errors.
     #[serde(skip)]
-    pub path: Option<PathBuf>,
+    pub(crate) path: Option<PathBuf>,
 }
 
 /// `[secrets.NAME]`: where a secret's value is read from, one of the two.
@@ -100,7 +100,8 @@ pub struct UpstreamOauth {
 }
 
 impl ConfigFile {
-    pub fn load(path: &Path) -> Result<Self> {
+    /// The config file at `path`.
+    pub(crate) fn load(path: &Path) -> Result<Self> {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
         let file: ConfigFile = toml::from_str(&text)
@@ -115,19 +116,25 @@ impl ConfigFile {
 /// Every setting, resolved.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Settings {
+    /// `[limits]`: the limits of every plugin call.
     pub limits: Limits,
+    /// `[server]`: how the server treats its clients.
     pub server: ServerValues,
+    /// `[http]`: the Streamable HTTP transport.
     pub http: HttpValues,
+    /// `[auth]`: OAuth authorization of the HTTP transport.
     pub auth: AuthValues,
+    /// `[registry]`: plugins pulled from OCI registries.
     pub registry: RegistryValues,
-    /// From the config file only.
+    /// `[secrets.NAME]`: where each secret's value is read from (from the config file only).
     pub secrets: BTreeMap<String, SecretSource>,
+    /// `[bindings.NAME]`: which plugin's requests carry which secret (from the config file only).
     pub bindings: BTreeMap<String, Binding>,
 }
 
 impl Settings {
     /// The defaults, then the config file at `config` (if any), then `flags`.
-    pub fn load(config: Option<&Path>, flags: &ConfigFile) -> Result<Self> {
+    pub(crate) fn load(config: Option<&Path>, flags: &ConfigFile) -> Result<Self> {
         let file = match config {
             Some(path) => ConfigFile::load(path)?,
             None => ConfigFile::default(),
@@ -137,6 +144,11 @@ impl Settings {
 
     /// The defaults, then `file`, then `flags`; an invalid value is an error
     /// naming the setting and where it was given.
+    ///
+    /// # Errors
+    ///
+    /// When a value breaks its setting's rule; the error names the setting
+    /// and the layer (the config file or the command line) that gave it.
     pub fn resolve(file: &ConfigFile, flags: &ConfigFile) -> Result<Self> {
         let mut settings = Self::default();
         let file_origin = match &file.path {

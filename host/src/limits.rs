@@ -19,14 +19,19 @@ use crate::settings::{self, ServerValues, Setting};
 /// bytes of all its notifications, and its progress rate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NotificationBounds {
+    /// Bytes of one log message; a longer one is cut.
     pub log_message_bytes: usize,
+    /// Bytes of one progress message; a longer one is cut.
     pub progress_message_bytes: usize,
+    /// Bytes of all the log and progress messages of one call.
     pub call_bytes: usize,
+    /// Progress notifications a second (in bursts of as many).
     pub progress_per_sec: u32,
 }
 
 impl NotificationBounds {
-    pub fn of(server: &ServerValues) -> Self {
+    /// The bounds the `[server]` settings set.
+    pub(crate) fn of(server: &ServerValues) -> Self {
         Self {
             log_message_bytes: server.max_log_message_bytes,
             progress_message_bytes: server.max_progress_message_bytes,

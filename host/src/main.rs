@@ -1,18 +1,11 @@
-//! The `wasm-mcp` binary: the command line of [`cli`] over the `wasm_mcp` library.
-
-mod cli;
+//! The `wasm-mcp` binary: the command line of the `wasm_mcp` library
+//! ([`wasm_mcp::cli`]), with the allocator set up for it.
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     without_fast_bins();
-    match cli::run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            cli::report(&error);
-            ExitCode::FAILURE
-        }
-    }
+    wasm_mcp::cli::main()
 }
 
 /// Turns off glibc malloc's fast bins. Every plugin call makes a store of a

@@ -223,7 +223,11 @@ macro_rules! settings {
         }
 
         impl $Values {
-            /// These values with what `layer` sets, each checked; the error
+            /// These values with what `layer` sets, each checked.
+            ///
+            /// # Errors
+            ///
+            /// When a value `layer` sets breaks its setting's rule; the error
             /// names the setting.
             pub fn apply(&self, layer: &$Layer) -> Result<Self> {
                 let mut values = self.clone();
@@ -236,6 +240,10 @@ macro_rules! settings {
             }
 
             /// Runs every setting's check on its default.
+            ///
+            /// # Errors
+            ///
+            /// The first default that fails its own check.
             #[cfg(test)]
             pub fn check_defaults() -> Result<()> {
                 $( check_default!($ty, $check, &$section::$key, $default); )*
@@ -251,7 +259,8 @@ macro_rules! settings {
                 #[doc = $doc]
                 pub const $key: Setting = Setting { flag: $flag, section: stringify!($section), key: stringify!($key) };
             )*
-            /// Every setting of the section.
+            /// Every setting of the section (for the test that the README shows them).
+            #[cfg(test)]
             pub const ALL: &[Setting] = &[$($key),*];
         }
     )*};
@@ -409,6 +418,32 @@ mod tests {
         HttpValues::check_defaults().unwrap();
         AuthValues::check_defaults().unwrap();
         RegistryValues::check_defaults().unwrap();
+    }
+
+    /// The README documents every setting: its flag in a table and its key
+    /// in the example config file.
+    #[test]
+    fn the_readme_names_every_flag_and_config_key() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+        let missing: Vec<String> = [limits::ALL, server::ALL, http::ALL, auth::ALL, registry::ALL]
+            .concat()
+            .iter()
+            .flat_map(|setting: &Setting| {
+                let flag = format!("`--{}", setting.flag);
+                let key = format!("\n{} = ", setting.key);
+                [
+                    (!readme.contains(&flag)).then(|| format!("the flag {flag}` (in a table)")),
+                    (!readme.contains(&key)).then(|| {
+                        format!(
+                            "the key {} under [{}] (in the example config)",
+                            setting.key, setting.section
+                        )
+                    }),
+                ]
+            })
+            .flatten()
+            .collect();
+        assert!(missing.is_empty(), "README.md does not show:\n{}", missing.join("\n"));
     }
 
     #[test]

@@ -7,7 +7,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// The host's top-level modules, top first. `cli` is the binary's.
+/// The host's top-level modules, top first. `cli` is the command line; the
+/// binary (`main.rs`) calls it and counts as part of it.
 const LAYERS: &[&str] = &[
     "cli",
     "transport",
@@ -58,7 +59,7 @@ fn sources(dir: &Path, module: &[String], out: &mut Vec<Source>) {
             let mut this = module.to_vec();
             match name.as_str() {
                 "mod" | "lib" => {}
-                // The binary's root: its modules are the `cli` layer.
+                // The binary's root: a shim over the `cli` layer.
                 "main" => this.push("cli".into()),
                 _ => this.push(name),
             }
@@ -89,7 +90,7 @@ fn references(source: &Source) -> Vec<Vec<String>> {
     let mut found = Vec::new();
     let parent = &source.module[..source.module.len().saturating_sub(1)];
     let mut roots = vec![("crate::", &[][..]), ("super::", parent)];
-    if source.module.first().is_some_and(|m| m == "cli") {
+    if source.file.ends_with("main.rs") {
         // The binary names the library by its crate name.
         roots.push(("wasm_mcp::", &[][..]));
     }

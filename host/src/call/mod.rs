@@ -20,8 +20,8 @@ use wasmtime::component::{Instance, InstancePre};
 
 pub use buckets::{Buckets, PluginStore};
 pub use guard::{FUEL_YIELD_INTERVAL, Guard, MemoryBudget, MemoryMeter, Turn, within_output_limit};
-pub use outcome::{CallError, Cancelled};
-pub use scope::{BoxFuture, CallScope, ChangedLists, ClientLink, ClientRequestError, NoClient, Question, ask_each};
+pub use outcome::CallError;
+pub use scope::{BoxFuture, CallScope, ChangedLists, ClientLink, ClientRequestError, Question, ask_each};
 pub use state::CallState;
 
 use crate::contract::bindings::LoadExport;

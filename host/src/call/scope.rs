@@ -21,6 +21,7 @@ use crate::metrics::METRICS;
 use crate::protocol::LogLevel;
 use crate::settings;
 
+/// A boxed future a [`ClientLink`] returns (its methods are called through `dyn`).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Why a request to the client produced no answer.
@@ -30,10 +31,14 @@ pub enum ClientRequestError {
     NotSupported(String),
     /// The client answered with a JSON-RPC error.
     Rejected {
+        /// The JSON-RPC error code.
         code: i32,
+        /// The error's message.
         message: String,
     },
+    /// The client did not answer within the client timeout.
     TimedOut,
+    /// The request the call serves was cancelled, or the session ended, before an answer.
     Cancelled,
 }
 
@@ -48,15 +53,15 @@ pub struct Question {
 /// Which of a plugin's lists it said may have changed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ChangedLists {
-    pub tools: bool,
+    pub(crate) tools: bool,
     /// Resources and resource templates.
-    pub resources: bool,
-    pub prompts: bool,
+    pub(crate) resources: bool,
+    pub(crate) prompts: bool,
 }
 
 impl ChangedLists {
     /// Both sets of lists.
-    pub fn union(self, other: ChangedLists) -> ChangedLists {
+    pub(crate) fn union(self, other: ChangedLists) -> ChangedLists {
         ChangedLists {
             tools: self.tools || other.tools,
             resources: self.resources || other.resources,
@@ -173,6 +178,9 @@ struct ClientWaits {
 }
 
 impl CallScope {
+    /// The scope of a request whose client is reached through `link`: its
+    /// progress token (none: progress is not sent), the token that cancels
+    /// it, and the bounds on what its call sends the client.
     pub fn new(
         link: std::sync::Arc<dyn ClientLink>,
         progress_token: Option<Value>,
@@ -191,17 +199,17 @@ impl CallScope {
     }
 
     /// The scope of a request that acts for `caller` (see [`Self::caller`]).
-    pub fn acting_for(mut self, caller: Option<String>) -> Self {
+    pub(crate) fn acting_for(mut self, caller: Option<String>) -> Self {
         self.caller = caller;
         self
     }
 
     /// Whom the request acts for, if the server can tell.
-    pub fn caller(&self) -> Option<&str> {
+    pub(crate) fn caller(&self) -> Option<&str> {
         self.caller.as_deref()
     }
 
-    /// A scope with no client behind it (see [`NoClient`]), never cancelled.
+    /// A scope with no client behind it (see `NoClient`), never cancelled.
     pub fn detached() -> Self {
         Self::new(
             std::sync::Arc::new(NoClient),
@@ -211,22 +219,22 @@ impl CallScope {
         )
     }
 
-    pub fn cancel_token(&self) -> &CancellationToken {
+    pub(crate) fn cancel_token(&self) -> &CancellationToken {
         &self.cancel
     }
 
-    pub fn is_cancelled(&self) -> bool {
+    pub(crate) fn is_cancelled(&self) -> bool {
         self.cancel.is_cancelled()
     }
 
     /// Time this call spent waiting on the client, which its deadline does
     /// not count, including the wait in progress, if any.
-    pub fn time_waiting_on_client(&self) -> Duration {
+    pub(crate) fn time_waiting_on_client(&self) -> Duration {
         let waits = self.waited.lock().unwrap();
         waits.finished + waits.current.map_or(Duration::ZERO, |since| since.elapsed())
     }
 
-    /// Logs `text` from `logger`, cut to the log message cap; see [`Self::log`].
+    /// Logs `text` from `logger`, cut to the log message cap; see `CallScope::log`.
     pub fn log_text(&self, logger: &str, level: LogLevel, text: String) -> BoxFuture<'_, ()> {
         let text = truncated(
             text,
@@ -330,7 +338,7 @@ impl CallScope {
     }
 
     /// Asks the client; stops waiting when the request is cancelled.
-    pub async fn ask_client(&self, questions: Vec<Question>) -> Vec<Result<Value, ClientRequestError>> {
+    pub(crate) async fn ask_client(&self, questions: Vec<Question>) -> Vec<Result<Value, ClientRequestError>> {
         let asked = questions.len();
         let started = Instant::now();
         self.waited.lock().unwrap().current = Some(started);
@@ -344,30 +352,30 @@ impl CallScope {
         answers
     }
 
-    pub fn notify(&self, method: &str, params: Value) {
+    pub(crate) fn notify(&self, method: &str, params: Value) {
         self.link.notify(method, params);
     }
 
-    pub fn resource_updated(&self, uri: &str) {
+    pub(crate) fn resource_updated(&self, uri: &str) {
         self.link.resource_updated(uri);
     }
 
-    pub fn run_as_task(&self) -> bool {
+    pub(crate) fn run_as_task(&self) -> bool {
         self.link.run_as_task()
     }
 
-    pub fn lists_changed(&self, plugin: &str, lists: ChangedLists) {
+    pub(crate) fn lists_changed(&self, plugin: &str, lists: ChangedLists) {
         self.link.lists_changed(plugin, lists);
     }
 
-    pub fn set_queued(&self, waiting: bool) {
+    pub(crate) fn set_queued(&self, waiting: bool) {
         self.link.queued(waiting);
     }
 }
 
 /// The link used while loading a plugin, when no client is there: notifications
 /// are dropped and requests refused.
-pub struct NoClient;
+struct NoClient;
 
 impl ClientLink for NoClient {
     fn notify(&self, _method: &str, _params: Value) {}

@@ -93,17 +93,17 @@ listed_by_field!(ToolEntry, PromptEntry, ResourceEntry, TemplateEntry);
 /// An immutable view of everything served; replaced whole when plugins change.
 #[derive(Default)]
 pub struct Catalog {
-    pub tools: BTreeMap<String, ToolEntry>,
-    pub prompts: BTreeMap<String, PromptEntry>,
-    pub resources: BTreeMap<String, ResourceEntry>,
+    pub(crate) tools: BTreeMap<String, ToolEntry>,
+    pub(crate) prompts: BTreeMap<String, PromptEntry>,
+    pub(crate) resources: BTreeMap<String, ResourceEntry>,
     /// Keyed by URI template.
-    pub templates: BTreeMap<String, TemplateEntry>,
+    pub(crate) templates: BTreeMap<String, TemplateEntry>,
     /// The skills, by the URI of their `SKILL.md`.
-    pub skills: BTreeMap<String, SkillEntry>,
+    pub(crate) skills: BTreeMap<String, SkillEntry>,
     /// The files of the skills served, by URI.
-    pub skill_files: BTreeMap<String, SkillFileEntry>,
+    pub(crate) skill_files: BTreeMap<String, SkillFileEntry>,
     /// The tools and prompts served under another name than their own.
-    pub renames: Vec<Rename>,
+    pub(crate) renames: Vec<Rename>,
 }
 
 /// The names of one kind being given out, one [`Names`] per kind.
@@ -244,7 +244,7 @@ impl Catalog {
     /// plugin listing it, else the first whose template matches.
     /// A URI the operator hides (`[deny] resources`) is served by no
     /// template either.
-    pub fn resource_owner(&self, uri: &str) -> Option<(&Arc<Plugin>, CacheHint)> {
+    pub(crate) fn resource_owner(&self, uri: &str) -> Option<(&Arc<Plugin>, CacheHint)> {
         if let Some(entry) = self.resources.get(uri) {
             return Some((&entry.plugin, entry.cache));
         }
@@ -267,7 +267,7 @@ impl Catalog {
     /// prompt `name` or read the resource `name` (a URI listed, or one a
     /// template serves: the template's scopes and the URI's own); `None`
     /// when nothing by that name is served.
-    pub fn required_scopes(&self, kind: EntryKind, name: &str) -> Option<Vec<String>> {
+    pub(crate) fn required_scopes(&self, kind: EntryKind, name: &str) -> Option<Vec<String>> {
         match kind {
             EntryKind::Tool => self.tools.get(name).map(|tool| tool.scopes.clone()),
             EntryKind::Prompt => self.prompts.get(name).map(|prompt| prompt.scopes.clone()),
@@ -293,7 +293,7 @@ impl Catalog {
     }
 
     /// Every scope some entry needs, each once.
-    pub fn scopes(&self) -> std::collections::BTreeSet<&str> {
+    pub(crate) fn scopes(&self) -> std::collections::BTreeSet<&str> {
         let tools = self.tools.values().flat_map(|e| &e.scopes);
         let prompts = self.prompts.values().flat_map(|e| &e.scopes);
         let resources = self.resources.values().flat_map(|e| &e.scopes);
@@ -393,14 +393,23 @@ fn cache_hint(plugin: &Plugin, key: &str) -> CacheHint {
 
 /// A tool's schemas as the plugin declared them, parsed and compiled.
 pub struct ToolSchemas {
+    /// The input schema, as listed.
     pub input_schema: Value,
+    /// The input schema, compiled: what a call's arguments are checked against.
     pub input: jsonschema::Validator,
+    /// The output schema, as listed, if the tool declares one.
     pub output_schema: Option<Value>,
+    /// The output schema, compiled: what a result's structured content is checked against.
     pub output: Option<jsonschema::Validator>,
 }
 
 impl ToolSchemas {
-    /// Parses and compiles `tool`'s input and output schemas; the error says which is unusable and why.
+    /// Parses and compiles `tool`'s input and output schemas.
+    ///
+    /// # Errors
+    ///
+    /// When a schema is not JSON, the input schema is not of `"type":
+    /// "object"`, or a schema does not compile; the error says which and why.
     pub fn compile(tool: &tools::Tool) -> Result<Self, String> {
         let input_schema = wire::parse_json(&tool.input_schema, "inputSchema")?;
         if input_schema.get("type").and_then(Value::as_str) != Some("object") {

@@ -75,6 +75,10 @@ fn decode(kind: ListKind, cursor: &str) -> Result<String, RpcError> {
 /// The list result (`{"tools": [...], "nextCursor": ...}` and the like) of
 /// the page of `entries` after `cursor` (none: the first page), of the
 /// entries `principal` may use (none: every entry).
+///
+/// # Errors
+///
+/// Invalid params when `cursor` is not one this host issued for `kind`'s list.
 pub fn page<E: Listed>(
     kind: ListKind,
     entries: &BTreeMap<String, E>,

@@ -21,17 +21,17 @@ use anyhow::{Context, Result, anyhow, bail};
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
-use wasm_mcp::call::ChangedLists;
-use wasm_mcp::catalog::Catalog;
-use wasm_mcp::config::{ConfigFile, Settings};
-use wasm_mcp::contract::bindings::tools::TaskSupport;
-use wasm_mcp::manifest::Manifest;
-use wasm_mcp::protocol::Incoming;
-use wasm_mcp::runtime::PluginRuntime;
-use wasm_mcp::server::Hub;
-use wasm_mcp::session::{Outgoing, Session};
-use wasm_mcp::settings::{LimitSettings, ServerSettings};
-use wasm_mcp::state::StateStore;
+use crate::call::ChangedLists;
+use crate::catalog::Catalog;
+use crate::config::{ConfigFile, Settings};
+use crate::contract::bindings::tools::TaskSupport;
+use crate::manifest::Manifest;
+use crate::protocol::Incoming;
+use crate::runtime::PluginRuntime;
+use crate::server::Hub;
+use crate::session::{Outgoing, Session};
+use crate::settings::{LimitSettings, ServerSettings};
+use crate::state::StateStore;
 
 /// The arguments of `wasm-mcp call`.
 #[derive(clap::Args)]
@@ -204,7 +204,7 @@ async fn call(args: &CallArgs) -> Result<()> {
     }
     for message in [
         json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": wasm_mcp::protocol::LATEST_PROTOCOL_VERSION,
+            "protocolVersion": crate::protocol::LATEST_PROTOCOL_VERSION,
             "capabilities": {},
             "clientInfo": { "name": "wasm-mcp call", "version": env!("CARGO_PKG_VERSION") },
         }}),

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
-use wasm_mcp::settings::{AuthSettings, AuthValues, HttpSettings, HttpValues};
-use wasm_mcp::transport::http::HttpConfig;
+use crate::settings::{AuthSettings, AuthValues, HttpSettings, HttpValues};
+use crate::transport::http::HttpConfig;
 
 /// The environment variable that may hold the bearer token.
 const TOKEN_ENV: &str = "WASM_MCP_AUTH_TOKEN";

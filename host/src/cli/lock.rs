@@ -16,13 +16,13 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
-use wasm_mcp::config::Settings;
-use wasm_mcp::manifest::Manifest;
-use wasm_mcp::registry::lockfile::{ApprovedFile, Locked, Lockfile, Pending, check_name};
-use wasm_mcp::registry::{Registry, reference};
-use wasm_mcp::runtime::PluginRuntime;
-use wasm_mcp::state::StateStore;
-use wasm_mcp::trust::Grants;
+use crate::config::Settings;
+use crate::manifest::Manifest;
+use crate::registry::lockfile::{ApprovedFile, Locked, Lockfile, Pending, check_name};
+use crate::registry::{Registry, reference};
+use crate::runtime::PluginRuntime;
+use crate::state::StateStore;
+use crate::trust::Grants;
 
 use super::check::render_grants;
 use super::registry_args::RegistryArgs;

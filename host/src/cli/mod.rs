@@ -2,6 +2,7 @@
 //! `pull`, `add`, `update`, `remove` and `approve` for plugins from OCI
 //! registries; `keygen`, `sign`, `verify` and `revoke` for trusting them; and
 //! what they share (logging to stderr, the compiled-code cache directory).
+//! The binary (`src/main.rs`) calls [`main`] and nothing else.
 
 mod call;
 mod check;
@@ -16,6 +17,7 @@ mod signing;
 
 use std::fs;
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -68,8 +70,20 @@ enum Command {
     Revoke(revoke::RevokeArgs),
 }
 
+/// Runs the command the process's arguments name; when it fails, says why on
+/// stderr and exits with a failure status.
+pub fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            report(&error);
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// Runs the command the arguments name.
-pub fn run() -> Result<()> {
+fn run() -> Result<()> {
     let cli = Cli::parse();
     // Every reqwest client in the process (the registry client's, the trace
     // exporter's) takes its TLS crypto from the process's rustls provider:
@@ -89,7 +103,7 @@ pub fn run() -> Result<()> {
     // Traces only for a server with an OTLP endpoint; kept (and flushed at
     // the end) for as long as it serves.
     let _exporting = match &cli.command {
-        Command::Serve(args) => wasm_mcp::telemetry::exporter(args.otlp_endpoint())?,
+        Command::Serve(args) => crate::telemetry::exporter(args.otlp_endpoint())?,
         _ => None,
     };
     tracing_subscriber::registry().with(log).init();
@@ -119,7 +133,7 @@ pub fn run() -> Result<()> {
 /// Says on stderr why the command failed: the chain of reasons on one line,
 /// or, when `WASM_MCP_LOG` asks for debug (or trace) output, with where it
 /// happened (a backtrace, when `RUST_BACKTRACE` is set).
-pub fn report(error: &anyhow::Error) {
+fn report(error: &anyhow::Error) {
     let debug = std::env::var("WASM_MCP_LOG").is_ok_and(|filter| filter.contains("debug") || filter.contains("trace"));
     if debug {
         eprintln!("wasm-mcp: {error:?}");

@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
-use wasm_mcp::manifest::Manifest;
-use wasm_mcp::registry::artifact::{ComponentInfo, Publication};
-use wasm_mcp::registry::lockfile::Locked;
-use wasm_mcp::registry::reference;
-use wasm_mcp::skills::{self, SkillSet, archive};
+use crate::manifest::Manifest;
+use crate::registry::artifact::{ComponentInfo, Publication};
+use crate::registry::lockfile::Locked;
+use crate::registry::reference;
+use crate::skills::{self, SkillSet, archive};
 
 use super::check::component::Component;
 use super::registry_args::RegistryArgs;

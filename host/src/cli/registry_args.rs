@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use wasm_mcp::config::{ConfigFile, Settings};
-use wasm_mcp::registry::Registry;
-use wasm_mcp::settings::{RegistrySettings, ServerSettings};
+use crate::config::{ConfigFile, Settings};
+use crate::registry::Registry;
+use crate::settings::{RegistrySettings, ServerSettings};
 
 #[derive(Args)]
 pub struct RegistryArgs {

@@ -8,8 +8,8 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use clap::Args;
 
-use wasm_mcp::registry::reference;
-use wasm_mcp::state::{Location, StateStore};
+use crate::registry::reference;
+use crate::state::{Location, StateStore};
 
 #[derive(Args)]
 pub struct RevokeArgs {

@@ -10,14 +10,14 @@ use clap::Args;
 use sha2::{Digest, Sha256};
 
 use super::http_args::HttpArgs;
-use wasm_mcp::config::{ConfigFile, Settings};
-use wasm_mcp::registry::Registry;
-use wasm_mcp::reload::Reloader;
-use wasm_mcp::runtime::PluginRuntime;
-use wasm_mcp::server::Hub;
-use wasm_mcp::settings::{LimitSettings, RegistrySettings, ServerSettings, ServerValues};
-use wasm_mcp::state::{Location, StateStore};
-use wasm_mcp::transport;
+use crate::config::{ConfigFile, Settings};
+use crate::registry::Registry;
+use crate::reload::Reloader;
+use crate::runtime::PluginRuntime;
+use crate::server::Hub;
+use crate::settings::{LimitSettings, RegistrySettings, ServerSettings, ServerValues};
+use crate::state::{Location, StateStore};
+use crate::transport;
 
 #[derive(Args)]
 pub struct ServeArgs {
@@ -79,7 +79,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     let operator = (settings.server.metrics.clone(), settings.server.status.clone());
     let hub = Hub::new(settings.server.clone(), store.clone())?;
     tokio::spawn(hub.clone().follow_replicas());
-    tokio::spawn(wasm_mcp::keep_tasks(hub.clone(), lease));
+    tokio::spawn(crate::request::keep_tasks(hub.clone(), lease));
     // The plugins' side (the engine, its pools and linker, then the plugins)
     // is made while the transport already answers: `initialize` needs none of
     // it, and lists wait for the plugins present at start.

@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
-use wasm_mcp::registry::reference;
-use wasm_mcp::trust::Signature;
-use wasm_mcp::trust::bundle::TrustedRoot;
-use wasm_mcp::trust::signature::{PrivateKey, PublicKey, payload, read_payload, signature_tag};
+use crate::registry::reference;
+use crate::trust::Signature;
+use crate::trust::bundle::TrustedRoot;
+use crate::trust::signature::{PrivateKey, PublicKey, payload, read_payload, signature_tag};
 
 use super::registry_args::RegistryArgs;
 

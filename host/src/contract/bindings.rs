@@ -5,6 +5,8 @@
 //! the request-scoped host imports are async because some of them wait on the
 //! client, and the key-value ones on the state store.
 
+// Generated from the WIT, whose doc comments it carries where the WIT has them.
+#[allow(missing_docs)]
 mod generated {
     wasmtime::component::bindgen!({
         path: "../wit",

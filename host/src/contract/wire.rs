@@ -2,7 +2,8 @@
 //! JSON answers back into WIT values for the plugin.
 //!
 //! Open-ended JSON crossed the boundary as text; here it is parsed once and
-//! embedded. Bytes become base64.
+//! embedded. Bytes become base64. An error is a sentence saying what the
+//! plugin (or the client) sent wrong, for the error the host answers with.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -16,6 +17,10 @@ use super::bindings::types::{
 use super::bindings::{prompts, resources, tools};
 
 /// Parses JSON text a plugin produced. `what` names it in the error.
+///
+/// # Errors
+///
+/// When `text` is not JSON.
 pub fn parse_json(text: &str, what: &str) -> Result<Value, String> {
     serde_json::from_str(text).map_err(|e| format!("the plugin returned invalid JSON for {what}: {e}"))
 }
@@ -63,7 +68,7 @@ impl Obj {
     }
 }
 
-pub fn role(role: Role) -> &'static str {
+fn role(role: Role) -> &'static str {
     match role {
         Role::User => "user",
         Role::Assistant => "assistant",
@@ -82,7 +87,7 @@ fn annotations(a: Annotations) -> Value {
         .done()
 }
 
-pub fn icons(icons: Vec<Icon>) -> Vec<Value> {
+fn icons(icons: Vec<Icon>) -> Vec<Value> {
     icons
         .into_iter()
         .map(|icon| {
@@ -121,6 +126,11 @@ fn media_content(kind: &str, c: MediaContent) -> Result<Value, String> {
         .map(Obj::done)
 }
 
+/// A resource's contents as `resources/read` shows them.
+///
+/// # Errors
+///
+/// When its `_meta` is not a JSON object.
 pub fn resource_contents(c: ResourceContents) -> Result<Value, String> {
     let body = match c.body {
         ContentsBody::Text(text) => ("text", Value::String(text)),
@@ -158,7 +168,8 @@ fn embedded_resource(e: EmbeddedResource) -> Result<Value, String> {
         .map(Obj::done)
 }
 
-pub fn content_block(block: ContentBlock) -> Result<Value, String> {
+/// A content block as MCP JSON.
+fn content_block(block: ContentBlock) -> Result<Value, String> {
     match block {
         ContentBlock::Text(c) => text_content(c),
         ContentBlock::Image(c) => media_content("image", c),
@@ -168,11 +179,20 @@ pub fn content_block(block: ContentBlock) -> Result<Value, String> {
     }
 }
 
+/// Content blocks as MCP JSON (a tool result's `content`).
+///
+/// # Errors
+///
+/// When a block's `_meta` (or its embedded resource's) is not a JSON object.
 pub fn content_blocks(blocks: Vec<ContentBlock>) -> Result<Vec<Value>, String> {
     blocks.into_iter().map(content_block).collect()
 }
 
 /// A tool as `tools/list` shows it, under the name the catalog exposes.
+///
+/// # Errors
+///
+/// When its `_meta` is not a JSON object.
 pub fn tool(
     t: tools::Tool,
     exposed_name: &str,
@@ -207,6 +227,11 @@ pub fn tool(
         .map(Obj::done)
 }
 
+/// A resource as `resources/list` shows it.
+///
+/// # Errors
+///
+/// When its `_meta` is not a JSON object.
 pub fn resource(r: resources::Resource) -> Result<Value, String> {
     Obj::new()
         .set("uri", r.uri)
@@ -221,6 +246,11 @@ pub fn resource(r: resources::Resource) -> Result<Value, String> {
         .map(Obj::done)
 }
 
+/// A resource template as `resources/templates/list` shows it.
+///
+/// # Errors
+///
+/// When its `_meta` is not a JSON object.
 pub fn resource_template(t: resources::ResourceTemplate) -> Result<Value, String> {
     Obj::new()
         .set("uriTemplate", t.uri_template)
@@ -234,6 +264,11 @@ pub fn resource_template(t: resources::ResourceTemplate) -> Result<Value, String
         .map(Obj::done)
 }
 
+/// A prompt as `prompts/list` shows it, under the name the catalog exposes.
+///
+/// # Errors
+///
+/// When its `_meta` is not a JSON object.
 pub fn prompt(p: prompts::Prompt, exposed_name: &str) -> Result<Value, String> {
     let arguments: Vec<Value> = p
         .arguments
@@ -257,6 +292,11 @@ pub fn prompt(p: prompts::Prompt, exposed_name: &str) -> Result<Value, String> {
         .map(Obj::done)
 }
 
+/// A prompt's messages as `prompts/get` answers them.
+///
+/// # Errors
+///
+/// When its `_meta`, or a message's, is not a JSON object.
 pub fn prompt_result(r: prompts::GetPromptResult) -> Result<Value, String> {
     let messages = r
         .messages
@@ -272,7 +312,8 @@ pub fn prompt_result(r: prompts::GetPromptResult) -> Result<Value, String> {
 
 // ---- sampling: plugin request → client JSON, client answer → plugin ----
 
-pub fn sampling_content(c: SamplingContent) -> Result<Value, String> {
+/// One block of a sampling message as MCP JSON.
+fn sampling_content(c: SamplingContent) -> Result<Value, String> {
     match c {
         SamplingContent::Text(t) => text_content(t),
         SamplingContent::Image(m) => media_content("image", m),
@@ -362,6 +403,11 @@ fn parse_sampling_content(value: &Value) -> Result<SamplingContent, String> {
 }
 
 /// Reads a CreateMessageResult; `content` may be one block or an array.
+///
+/// # Errors
+///
+/// When a field is missing or of the wrong type, a content type is not one a
+/// sampling answer carries, or media data is not base64.
 pub fn parse_sampling_result(value: &Value) -> Result<SamplingResult, String> {
     let content = match value.get("content") {
         Some(Value::Array(blocks)) => blocks.iter().map(parse_sampling_content).collect::<Result<_, _>>()?,
@@ -377,6 +423,10 @@ pub fn parse_sampling_result(value: &Value) -> Result<SamplingResult, String> {
 }
 
 /// Reads an ElicitResult.
+///
+/// # Errors
+///
+/// When its `action` is not `accept`, `decline` or `cancel`.
 pub fn parse_elicit_result(value: &Value) -> Result<ElicitResult, String> {
     let action = match value.get("action").and_then(Value::as_str) {
         Some("accept") => ElicitAction::Accept,
@@ -405,6 +455,12 @@ fn sampling_message(m: super::bindings::host::SamplingMessage) -> Result<Value, 
 }
 
 /// Renders a plugin's sampling request as CreateMessageRequest params.
+///
+/// # Errors
+///
+/// When JSON text in it (tool input, structured content, `tools`,
+/// `toolChoice`) does not parse, or its `metadata` or a `_meta` is not a
+/// JSON object.
 pub fn sampling_request(r: super::bindings::host::SamplingRequest) -> Result<Value, String> {
     use super::bindings::host::IncludeContext;
     let preferences = r.model_preferences.map(|p| {

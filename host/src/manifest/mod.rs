@@ -45,7 +45,7 @@ pub struct ToolSettings {
     pub task_support: Option<TaskSupportSetting>,
     /// Limits for calls of this tool, over the plugin's.
     #[serde(default)]
-    pub limits: LimitSettings,
+    pub(crate) limits: LimitSettings,
 }
 
 /// Who may keep a cached copy of a result: any client (`public`) or only the
@@ -96,34 +96,34 @@ pub enum EnvValue {
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
     /// Exposes every tool and prompt of the plugin as `<prefix>_<name>`.
-    pub prefix: Option<String>,
+    pub(crate) prefix: Option<String>,
     /// Limits for every call of this plugin.
     #[serde(default)]
-    pub limits: LimitSettings,
+    pub(crate) limits: LimitSettings,
     /// Per-tool settings, by the plugin's own tool name.
     #[serde(default)]
     pub tools: BTreeMap<String, ToolSettings>,
     /// Per-resource settings, by the URI of a resource or the URI template of a template.
     #[serde(default)]
-    pub resources: BTreeMap<String, ResourceSettings>,
+    pub(crate) resources: BTreeMap<String, ResourceSettings>,
     /// Host directories the plugin may read (and write, where `writable`).
     #[serde(default)]
-    pub directories: Vec<DirectoryGrant>,
+    pub(crate) directories: Vec<DirectoryGrant>,
     /// Environment variables the plugin sees.
     #[serde(default)]
-    pub env: BTreeMap<String, EnvValue>,
+    pub(crate) env: BTreeMap<String, EnvValue>,
     /// Addresses the plugin may connect to.
     #[serde(default)]
-    pub network: NetworkSettings,
+    pub(crate) network: NetworkSettings,
     /// The `wasi:keyvalue` buckets the plugin may open.
     #[serde(default)]
-    pub keyvalue: KeyValueSettings,
+    pub(crate) keyvalue: KeyValueSettings,
     /// When a list is present, only the entries it matches are served.
     #[serde(default)]
-    pub allow: Patterns,
+    pub(crate) allow: Patterns,
     /// Entries never served, whatever `allow` says.
     #[serde(default)]
-    pub deny: Patterns,
+    pub(crate) deny: Patterns,
     /// The OAuth scopes a caller needs for each entry (with `--auth-issuer`).
     #[serde(default)]
     pub scopes: ScopeRules,
@@ -131,7 +131,7 @@ pub struct Manifest {
 
 impl Manifest {
     /// Reads the manifest beside `wasm` (`NAME.toml`); none means no grants.
-    pub fn for_plugin(wasm: &Path) -> Result<(Manifest, Option<PathBuf>)> {
+    pub(crate) fn for_plugin(wasm: &Path) -> Result<(Manifest, Option<PathBuf>)> {
         let path = wasm.with_extension("toml");
         if !path.exists() {
             return Ok((Manifest::default(), None));
@@ -140,13 +140,20 @@ impl Manifest {
         Ok((manifest, Some(path)))
     }
 
-    pub fn load(path: &Path) -> Result<Manifest> {
+    /// Reads and validates the manifest at `path`.
+    pub(crate) fn load(path: &Path) -> Result<Manifest> {
         let text = std::fs::read_to_string(path).with_context(|| format!("cannot read manifest {}", path.display()))?;
         Self::parse(&text, path)
     }
 
     /// Parses and validates the text of the manifest at `path` (named in
     /// errors; relative grant directories are taken from beside it).
+    ///
+    /// # Errors
+    ///
+    /// When it is not TOML of the manifest's shape, or a section breaks its
+    /// rules (a pattern, a scope, a bucket, a prefix, a limit, a directory, an
+    /// environment variable); the error names the file and what to fix.
     pub fn parse(text: &str, path: &Path) -> Result<Manifest> {
         let mut manifest: Manifest = toml::from_str(text)
             .map_err(|e| anyhow::anyhow!("invalid manifest {}: {}", path.display(), e.to_string().trim_end()))?;
@@ -217,21 +224,29 @@ impl Manifest {
     /// Why the operator does not serve the plugin's `name` (of `kind`), if
     /// they do not: `[deny]` matches it, or `[allow]` lists that kind and
     /// does not match it.
-    pub fn hides(&self, kind: EntryKind, name: &str) -> Option<String> {
+    pub(crate) fn hides(&self, kind: EntryKind, name: &str) -> Option<String> {
         exposure::hidden_by(&self.allow, &self.deny, kind, name)
     }
 
     /// The scopes a caller needs for the plugin's entry `name` of `kind`.
-    pub fn required_scopes(&self, kind: EntryKind, name: &str) -> Vec<String> {
+    pub(crate) fn required_scopes(&self, kind: EntryKind, name: &str) -> Vec<String> {
         self.scopes.required(kind, name)
     }
 
     /// The limits of every call of this plugin, over the host's defaults.
+    ///
+    /// # Errors
+    ///
+    /// When a value of its `[limits]` breaks the setting's rule.
     pub fn plugin_limits(&self, defaults: &Limits) -> Result<Limits> {
         apply_limits(defaults, &self.limits, "[limits]")
     }
 
     /// The limits of calls to `tool`, over the plugin's.
+    ///
+    /// # Errors
+    ///
+    /// When a value of its `[tools.TOOL.limits]` breaks the setting's rule.
     pub fn tool_limits(&self, tool: &str, plugin: &Limits) -> Result<Limits> {
         match self.tools.get(tool) {
             Some(settings) => apply_limits(plugin, &settings.limits, &format!("[tools.{tool}.limits]")),
@@ -240,7 +255,7 @@ impl Manifest {
     }
 
     /// The environment the plugin sees, resolved now from literals and the host.
-    pub fn resolved_env(&self) -> Vec<(String, String)> {
+    pub(crate) fn resolved_env(&self) -> Vec<(String, String)> {
         self.env
             .iter()
             .filter_map(|(name, value)| match value {

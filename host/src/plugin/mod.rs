@@ -56,23 +56,23 @@ pub struct PluginSettings {
 
 /// One loaded, validated version of a plugin.
 pub struct Plugin {
-    pub name: Arc<str>,
-    pub path: PathBuf,
+    pub(crate) name: Arc<str>,
+    pub(crate) path: PathBuf,
     /// The SHA-256 of the component file, in hex: which version this is.
-    pub sha256: String,
+    pub(crate) sha256: String,
     instances: Arc<Instances>,
     exports: Exports,
-    pub manifest: Manifest,
-    pub limits: Limits,
+    pub(crate) manifest: Manifest,
+    pub(crate) limits: Limits,
     /// Limits of the tools the manifest sets its own for.
     tool_limits: HashMap<String, Limits>,
     /// This plugin's calls running at once.
     plugin_calls: Arc<Semaphore>,
     /// Every plugin's calls running at once.
     host_calls: Arc<Semaphore>,
-    pub listing: Listing,
+    pub(crate) listing: Listing,
     /// The skills it ships.
-    pub skills: SkillSet,
+    pub(crate) skills: SkillSet,
 }
 
 /// One call into a guest export: its turn, a fresh instance under `limits`,
@@ -95,7 +95,7 @@ macro_rules! call_export {
 impl Plugin {
     /// Validates `component` (compiled from the file at `path`) against the
     /// contract, then asks it what it offers.
-    pub async fn load(
+    pub(crate) async fn load(
         linker: &Linker<CallState>,
         name: &str,
         path: &Path,
@@ -242,7 +242,7 @@ impl Plugin {
     }
 
     /// The files skill `path` (one the plugin makes) has now, by path under its folder.
-    pub async fn list_skill_files(&self, scope: Arc<CallScope>, path: &str) -> Result<Vec<String>, CallError> {
+    pub(crate) async fn list_skill_files(&self, scope: Arc<CallScope>, path: &str) -> Result<Vec<String>, CallError> {
         let indices = self.exports.skills.as_ref().ok_or(CallError::Unsupported("skills"))?;
         call_export!(
             self,
@@ -256,7 +256,7 @@ impl Plugin {
     }
 
     /// File `file` of skill `path` (one the plugin makes), as the plugin makes it now.
-    pub async fn read_skill_file(
+    pub(crate) async fn read_skill_file(
         &self,
         scope: Arc<CallScope>,
         path: &str,
@@ -275,7 +275,7 @@ impl Plugin {
     }
 
     /// Whether `tool` may or must run as a task: the manifest's word, else the plugin's.
-    pub fn task_support(&self, tool: &tools::Tool) -> tools::TaskSupport {
+    pub(crate) fn task_support(&self, tool: &tools::Tool) -> tools::TaskSupport {
         use crate::manifest::TaskSupportSetting as Setting;
         match self.manifest.tools.get(&tool.name).and_then(|t| t.task_support) {
             Some(Setting::Forbidden) => tools::TaskSupport::Forbidden,
@@ -286,14 +286,23 @@ impl Plugin {
     }
 
     /// The limits calls to `tool` run under.
-    pub fn tool_limits(&self, tool: &str) -> &Limits {
+    pub(crate) fn tool_limits(&self, tool: &str) -> &Limits {
         self.tool_limits.get(tool).unwrap_or(&self.limits)
     }
 
-    pub fn has_completion(&self) -> bool {
+    pub(crate) fn has_completion(&self) -> bool {
         self.exports.completion.is_some()
     }
 
+    /// Calls the plugin's tool `name` (its own name, not the one the catalog
+    /// exposes) with `arguments` (JSON text) under `scope`, within the tool's
+    /// limits and the host's and the plugin's call slots.
+    ///
+    /// # Errors
+    ///
+    /// A `CallError` when the call produced no result: the plugin refused it
+    /// (a contract error), a limit stopped it, the guest trapped, the request
+    /// was cancelled, the host is shutting down, or the plugin exports no tools.
     // The generated binding takes `&String`; asking for it avoids a copy per call.
     #[allow(clippy::ptr_arg)]
     pub async fn call_tool(
@@ -314,7 +323,7 @@ impl Plugin {
         .map_err(CallError::Refused)
     }
 
-    pub async fn read_resource(
+    pub(crate) async fn read_resource(
         &self,
         scope: Arc<CallScope>,
         uri: &str,
@@ -335,7 +344,7 @@ impl Plugin {
         .map_err(CallError::Refused)
     }
 
-    pub async fn get_prompt(
+    pub(crate) async fn get_prompt(
         &self,
         scope: Arc<CallScope>,
         name: &str,
@@ -353,7 +362,7 @@ impl Plugin {
         .map_err(CallError::Refused)
     }
 
-    pub async fn complete(
+    pub(crate) async fn complete(
         &self,
         scope: Arc<CallScope>,
         request: &completion::CompletionRequest,

@@ -16,7 +16,7 @@
 //! enough in one round, or when the plugin asks to, the request is answered
 //! with a task and the call goes on in the background (see
 //! [`super::task_extension`]). The calls waiting between rounds are kept
-//! in the hub (see [`crate::server::SuspendedCalls`]).
+//! in the hub (see [`crate::server::suspended::SuspendedCalls`]).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -343,7 +343,7 @@ fn open(peer: &Arc<Peer>, id: &RequestId, round_trip: RoundTrip, meta: &RequestM
 }
 
 /// A call waiting for its client's next round, as the hub's
-/// [`crate::server::SuspendedCalls`] keeps it.
+/// [`crate::server::suspended::SuspendedCalls`] keeps it.
 pub struct Suspended {
     call: BoxFuture<'static, Result<Reply, RpcError>>,
     asks: mpsc::UnboundedReceiver<Asked>,

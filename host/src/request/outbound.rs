@@ -27,7 +27,9 @@ use crate::settings;
 /// so a transport can deliver it on that request's stream.
 #[derive(Debug)]
 pub struct Outgoing {
+    /// The JSON-RPC message.
     pub message: Value,
+    /// The client request it belongs to, if any.
     pub related_request: Option<RequestId>,
     /// Its bytes, counted against the session's bound until dropped (none:
     /// not counted). A transport drops it once the message is written.

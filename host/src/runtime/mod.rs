@@ -33,7 +33,7 @@ const SPARE_INSTANCES: u32 = 32;
 /// The engine, the linker with every host import, and the host-wide settings.
 pub struct PluginRuntime {
     linker: Linker<CallState>,
-    pub cache: CompileCache,
+    pub(crate) cache: CompileCache,
     /// Every plugin's limits unless its manifest sets its own.
     limits: Limits,
     /// Calls running at once across every plugin.
@@ -51,6 +51,11 @@ impl PluginRuntime {
     /// one read now), caching compiled plugins in `cache_dir` (none: compile
     /// on every load), whose plugins keep their `wasi:keyvalue` state in
     /// `plugin_state`.
+    ///
+    /// # Errors
+    ///
+    /// When a secret cannot be read, or the engine or its linker cannot be
+    /// made (an unsupported platform).
     pub fn new(settings: &Settings, cache_dir: Option<PathBuf>, plugin_state: Arc<dyn PluginStore>) -> Result<Self> {
         let secrets = Secrets::start(settings)?;
         let max_calls = settings.server.max_concurrent_calls;
@@ -87,6 +92,10 @@ impl PluginRuntime {
 
     /// Loads one plugin file with its manifest (`NAME.toml` beside it, if
     /// any); its name is the file stem.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::load_with_manifest`], and when the manifest cannot be read or is invalid.
     pub async fn load(&self, path: &Path) -> Result<Arc<Plugin>> {
         let (manifest, _) = Manifest::for_plugin(path)?;
         self.load_with_manifest(path, manifest).await
@@ -94,6 +103,12 @@ impl PluginRuntime {
 
     /// Loads one plugin file under `manifest`, with the skills of its skills
     /// folder (`NAME.skills/` beside it); its name is the file stem.
+    ///
+    /// # Errors
+    ///
+    /// When the file cannot be read, is not a WebAssembly component, does not
+    /// compile or does not fit the contract, when its skills folder is invalid,
+    /// or when the manifest's grants or limits are.
     pub async fn load_with_manifest(&self, path: &Path, manifest: Manifest) -> Result<Arc<Plugin>> {
         let bytes = tokio::fs::read(path)
             .await
@@ -106,7 +121,7 @@ impl PluginRuntime {
 
     /// Loads the component `bytes` (read from `path`) as plugin `name`, under
     /// `manifest`, shipping `skills`.
-    pub async fn load_component(
+    pub(crate) async fn load_component(
         &self,
         name: &str,
         path: &Path,

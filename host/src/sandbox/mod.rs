@@ -26,7 +26,7 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiView};
 use crate::manifest::{DirectoryGrant, Manifest};
 pub use credentials::{Added, Credential, Credentials, Destination};
 pub use host_client::{HostClient, checked_url};
-pub use network::{Channel, NetworkPolicy, Resolver};
+pub use network::{Channel, NetworkPolicy};
 pub use tls::{TlsTrust, ca_certificates};
 
 /// What the sandbox needs of the state of the store a call runs in: its WASI
@@ -70,6 +70,11 @@ impl Default for Grants {
 impl Grants {
     /// The grants of `plugin`'s `manifest`; granted directories must exist,
     /// and a `ca_file` must hold CA certificates.
+    ///
+    /// # Errors
+    ///
+    /// When a granted directory does not exist, or the `ca_file` cannot be
+    /// read or holds no usable certificate.
     pub fn from_manifest(plugin: &str, manifest: &Manifest) -> Result<Self> {
         for dir in &manifest.directories {
             if !dir.host.is_dir() {
@@ -95,12 +100,12 @@ impl Grants {
 
     /// These grants, with `credentials` added by the host to the plugin's
     /// outgoing HTTP requests they are bound to.
-    pub fn with_credentials(self, credentials: Option<Arc<dyn Credentials>>) -> Self {
+    pub(crate) fn with_credentials(self, credentials: Option<Arc<dyn Credentials>>) -> Self {
         Self { credentials, ..self }
     }
 
     /// What the host adds to the plugin's outgoing HTTP requests, if anything.
-    pub fn credentials(&self) -> Option<Arc<dyn Credentials>> {
+    pub(crate) fn credentials(&self) -> Option<Arc<dyn Credentials>> {
         self.credentials.clone()
     }
 
@@ -110,12 +115,12 @@ impl Grants {
     }
 
     /// What the plugin's `https://` requests trust.
-    pub fn tls(&self) -> Arc<TlsTrust> {
+    pub(crate) fn tls(&self) -> Arc<TlsTrust> {
         self.tls.clone()
     }
 
     /// A WASI context with exactly these grants, and the buffers its stdio writes to.
-    pub fn wasi_context(&self) -> Result<(WasiCtx, CapturedOutput)> {
+    pub(crate) fn wasi_context(&self) -> Result<(WasiCtx, CapturedOutput)> {
         let output = CapturedOutput {
             stdout: MemoryOutputPipe::new(CAPTURED_OUTPUT_BYTES),
             stderr: MemoryOutputPipe::new(CAPTURED_OUTPUT_BYTES),

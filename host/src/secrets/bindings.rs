@@ -22,7 +22,7 @@ use crate::manifest::path_under;
 use crate::sandbox::{Added, Credential, Destination};
 
 /// Where audit lines go: one per credential added to a request.
-pub const AUDIT: &str = "wasm_mcp::secrets::audit";
+const AUDIT: &str = "wasm_mcp::secrets::audit";
 
 /// Headers the host never lets a binding set: they shape the request itself.
 const RESERVED: &[&str] = &[

@@ -21,7 +21,6 @@ use anyhow::Result;
 
 use crate::config::Settings;
 use crate::sandbox::{Credential, Credentials, Destination};
-pub use bindings::AUDIT;
 use bindings::Bound;
 use sources::Secret;
 

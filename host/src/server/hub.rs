@@ -36,6 +36,7 @@ const STARTUP_WAIT: Duration = Duration::from_secs(30);
 /// The process's common ground: the catalog its clients are served, the
 /// server settings, and every client served now.
 pub struct Hub {
+    /// The server's settings.
     pub config: ServerValues,
     catalog: RwLock<Arc<Catalog>>,
     started: watch::Sender<bool>,
@@ -114,6 +115,7 @@ impl Hub {
         self.changing.store(changing, Ordering::Relaxed);
     }
 
+    /// The catalog served now (which may still be filling at start).
     pub fn catalog(&self) -> Arc<Catalog> {
         self.catalog.read().unwrap().clone()
     }

@@ -14,9 +14,7 @@ mod hub;
 mod replicas;
 mod sealed_state;
 mod status;
-mod suspended;
+pub(crate) mod suspended;
 
 pub use audience::Audience;
 pub use hub::Hub;
-pub use sealed_state::Sealer;
-pub use suspended::SuspendedCalls;

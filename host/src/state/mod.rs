@@ -39,7 +39,7 @@ pub enum Location {
 
 impl Location {
     /// `redis://…` or `rediss://…` is Redis; anything else a file.
-    pub fn parse(text: &str) -> Self {
+    pub(crate) fn parse(text: &str) -> Self {
         if text.starts_with("redis://") || text.starts_with("rediss://") {
             Location::Redis(text.to_owned())
         } else {
@@ -130,10 +130,14 @@ const EVENT_BACKLOG: usize = 4096;
 
 impl StateStore {
     /// Opens the store at `location`. An embedded file is opened on first use
-    /// (see [`embedded`]); one that another process holds is not shared: the
+    /// (see `state::embedded`); one that another process holds is not shared: the
     /// state is kept in memory, and a warning says so. Redis is connected to
     /// in the background, and again whenever the connection drops; until then,
     /// what needs the store fails with an error naming it.
+    ///
+    /// # Errors
+    ///
+    /// When the Redis URL is invalid or its client cannot be made.
     pub fn open(location: &Location, lease: Duration) -> anyhow::Result<Arc<Self>> {
         let replica = random_name();
         let (events, _) = broadcast::channel(EVENT_BACKLOG);
@@ -167,28 +171,28 @@ impl StateStore {
     }
 
     /// This replica's name in task records.
-    pub fn replica(&self) -> &str {
+    pub(crate) fn replica(&self) -> &str {
         &self.replica
     }
 
     /// The store as errors name it, e.g. "the Redis state store at redis://127.0.0.1:6379".
-    pub fn described(&self) -> &str {
+    pub(crate) fn described(&self) -> &str {
         &self.described
     }
 
     /// Whether other processes share it (and may run tasks of their own).
-    pub fn is_shared(&self) -> bool {
+    pub(crate) fn is_shared(&self) -> bool {
         matches!(self.backend, Backend::Shared(_))
     }
 
     /// Whether the store answered the last request made to it.
-    pub fn is_reachable(&self) -> bool {
+    pub(crate) fn is_reachable(&self) -> bool {
         self.reachable.load(Ordering::Relaxed)
     }
 
     /// Writes `entry` unless the stored one is as new or has ended; returns
     /// whether it was written.
-    pub async fn put_task(&self, entry: &TaskEntry) -> Result<bool, StoreError> {
+    pub(crate) async fn put_task(&self, entry: &TaskEntry) -> Result<bool, StoreError> {
         let written = match &self.backend {
             Backend::Embedded(embedded) => embedded.put(entry.clone()).await,
             Backend::Shared(shared) => shared.put(entry).await,
@@ -197,7 +201,7 @@ impl StateStore {
     }
 
     /// The task `id`, if the store has it (and its ttl has not run out).
-    pub async fn task(&self, id: &str) -> Result<Option<TaskEntry>, StoreError> {
+    pub(crate) async fn task(&self, id: &str) -> Result<Option<TaskEntry>, StoreError> {
         let found = match &self.backend {
             Backend::Embedded(embedded) => embedded.get(id).await,
             Backend::Shared(shared) => shared.get(id).await,
@@ -206,7 +210,7 @@ impl StateStore {
     }
 
     /// Every task not yet ended, whichever replica runs it.
-    pub async fn running_tasks(&self) -> Result<Vec<TaskEntry>, StoreError> {
+    pub(crate) async fn running_tasks(&self) -> Result<Vec<TaskEntry>, StoreError> {
         let running = match &self.backend {
             Backend::Embedded(embedded) => embedded.running().await,
             Backend::Shared(shared) => shared.running().await,
@@ -215,7 +219,7 @@ impl StateStore {
     }
 
     /// Renews this replica's lease, and drops records whose ttl ran out.
-    pub async fn renew(&self) -> Result<(), StoreError> {
+    pub(crate) async fn renew(&self) -> Result<(), StoreError> {
         let renewed = match &self.backend {
             Backend::Embedded(embedded) => embedded.purge_expired().await,
             Backend::Shared(shared) => shared.renew().await,
@@ -226,7 +230,7 @@ impl StateStore {
     /// Whether the replica named `owner` still holds its lease. With the
     /// embedded store only this process is alive: a record of any other was
     /// left by a process that stopped.
-    pub async fn is_alive(&self, owner: &str) -> Result<bool, StoreError> {
+    pub(crate) async fn is_alive(&self, owner: &str) -> Result<bool, StoreError> {
         let alive = match &self.backend {
             Backend::Embedded(_) => Ok(owner == self.replica),
             Backend::Shared(shared) => shared.is_alive(owner).await,
@@ -235,7 +239,7 @@ impl StateStore {
     }
 
     /// Tells the other replicas (nothing to do for the embedded store).
-    pub async fn publish(&self, event: &Event) {
+    pub(crate) async fn publish(&self, event: &Event) {
         if let Backend::Shared(shared) = &self.backend {
             let published = shared.publish(event).await;
             if let Err(error) = self.answered(published) {
@@ -246,7 +250,7 @@ impl StateStore {
 
     /// The plugin digests revoked through the store (none for the
     /// embedded store: it is this process's own).
-    pub async fn revoked_digests(&self) -> Result<std::collections::BTreeSet<String>, StoreError> {
+    pub(crate) async fn revoked_digests(&self) -> Result<std::collections::BTreeSet<String>, StoreError> {
         match &self.backend {
             Backend::Embedded(_) => Ok(Default::default()),
             Backend::Shared(shared) => self.answered(shared.revoked_digests().await),
@@ -255,7 +259,7 @@ impl StateStore {
 
     /// Revokes the plugin digest `digest` (or lifts its revocation) for
     /// every replica sharing the store, and tells them.
-    pub async fn revoke(&self, digest: &str, lift: bool) -> Result<(), StoreError> {
+    pub(crate) async fn revoke(&self, digest: &str, lift: bool) -> Result<(), StoreError> {
         let Backend::Shared(shared) = &self.backend else {
             return Err(StoreError(format!(
                 "{} is this process's own: a revocation through the state store needs the one replicas share \
@@ -269,7 +273,7 @@ impl StateStore {
     }
 
     /// What the other replicas tell this one.
-    pub fn events(&self) -> broadcast::Receiver<Event> {
+    pub(crate) fn events(&self) -> broadcast::Receiver<Event> {
         self.events.subscribe()
     }
 

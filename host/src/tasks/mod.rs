@@ -61,7 +61,7 @@ pub struct TaskSettings {
 
 impl TaskSettings {
     /// The settings of the server's `max_task_ttl_secs` and `max_tasks`.
-    pub fn new(server: &ServerValues) -> Self {
+    pub(crate) fn new(server: &ServerValues) -> Self {
         let max_ttl = server.max_task_ttl();
         Self {
             default_ttl: DEFAULT_TTL.min(max_ttl),
@@ -446,6 +446,7 @@ pub struct TaskStore {
 }
 
 impl TaskStore {
+    /// An empty store under `settings`.
     pub fn new(settings: TaskSettings) -> Self {
         Self {
             settings,
@@ -455,6 +456,11 @@ impl TaskStore {
 
     /// Creates a working task with the requested ttl (in ms), capped at the
     /// maximum. Finished tasks count against max_tasks until their ttl runs out.
+    ///
+    /// # Errors
+    ///
+    /// When the session already holds `max_tasks` tasks; the error says how
+    /// to make room.
     pub fn create(&self, requested_ttl_ms: Option<u64>) -> Result<Arc<Task>, RpcError> {
         let mut tasks = self.tasks.lock().unwrap();
         purge_expired(&mut tasks);
@@ -473,7 +479,11 @@ impl TaskStore {
         Ok(task)
     }
 
-    /// The task `id`, unless it is unknown or expired (each said in the error).
+    /// The task `id`.
+    ///
+    /// # Errors
+    ///
+    /// Invalid params when no task has that id (or its ttl ran out).
     pub fn get(&self, id: &str) -> Result<Arc<Task>, RpcError> {
         let mut tasks = self.tasks.lock().unwrap();
         purge_expired(&mut tasks);
@@ -481,7 +491,7 @@ impl TaskStore {
     }
 
     /// Every live task, oldest first.
-    pub fn list(&self) -> Vec<Arc<Task>> {
+    pub(crate) fn list(&self) -> Vec<Arc<Task>> {
         let mut tasks = self.tasks.lock().unwrap();
         purge_expired(&mut tasks);
         let mut list: Vec<_> = tasks.values().cloned().collect();
@@ -490,14 +500,14 @@ impl TaskStore {
     }
 
     /// Drops every task whose ttl has run out, stopping those still running.
-    pub fn purge(&self) {
+    pub(crate) fn purge(&self) {
         purge_expired(&mut self.tasks.lock().unwrap());
     }
 
     /// Stops every running task (the session is ending): each ends as
     /// cancelled with `message` as its status message. Returns the tasks that
     /// ended now, to announce.
-    pub fn cancel_all(&self, message: &str) -> Vec<Arc<Task>> {
+    pub(crate) fn cancel_all(&self, message: &str) -> Vec<Arc<Task>> {
         cancel_every(&self.tasks.lock().unwrap(), message)
     }
 }

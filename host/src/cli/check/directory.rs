@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use wasm_mcp::catalog::Catalog;
-use wasm_mcp::registry::Registry;
-use wasm_mcp::registry::lockfile::Lockfile;
-use wasm_mcp::reload::plugin_files;
-use wasm_mcp::runtime::{PluginRuntime, plugin_name};
+use crate::catalog::Catalog;
+use crate::registry::Registry;
+use crate::registry::lockfile::Lockfile;
+use crate::reload::plugin_files;
+use crate::runtime::{PluginRuntime, plugin_name};
 
 use super::{Inspection, render_section};
 

@@ -19,17 +19,17 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
-use wasm_mcp::config::Settings;
-use wasm_mcp::contract::bindings::tools;
-use wasm_mcp::limits::Limits;
-use wasm_mcp::manifest::{CacheScope, EntryKind, EnvValue, Manifest};
-use wasm_mcp::plugin::Plugin;
-use wasm_mcp::registry::Pulled;
-use wasm_mcp::registry::artifact::MANIFEST_MEDIA_TYPE;
-use wasm_mcp::registry::lockfile::Locked;
-use wasm_mcp::registry::reference;
-use wasm_mcp::runtime::{PluginRuntime, plugin_name};
-use wasm_mcp::state::StateStore;
+use crate::config::Settings;
+use crate::contract::bindings::tools;
+use crate::limits::Limits;
+use crate::manifest::{CacheScope, EntryKind, EnvValue, Manifest};
+use crate::plugin::Plugin;
+use crate::registry::Pulled;
+use crate::registry::artifact::MANIFEST_MEDIA_TYPE;
+use crate::registry::lockfile::Locked;
+use crate::registry::reference;
+use crate::runtime::{PluginRuntime, plugin_name};
+use crate::state::StateStore;
 
 use super::registry_args::RegistryArgs;
 use component::{Component, describe_import};

@@ -18,8 +18,8 @@ use std::fmt::Write as _;
 use std::net::IpAddr;
 use std::path::Path;
 
-use wasm_mcp::manifest::{HostPattern, IpNet, NetRule, PortRange};
-use wasm_mcp::registry::reference;
+use crate::manifest::{HostPattern, IpNet, NetRule, PortRange};
+use crate::registry::reference;
 
 use super::Inspection;
 

@@ -69,9 +69,6 @@ mod manifest;
 mod metrics;
 mod plugin;
 mod principal;
-// Some items it exports predate the lints; once they are documented, this
-// expectation fails and goes.
-#[expect(missing_docs, clippy::missing_errors_doc, reason = "documentation pending")]
 mod protocol;
 mod registry;
 mod reload;
@@ -80,9 +77,6 @@ mod runtime;
 mod sandbox;
 mod secrets;
 mod server;
-// Some items it exports predate the lints; once they are documented, this
-// expectation fails and goes.
-#[expect(missing_docs, clippy::missing_errors_doc, reason = "documentation pending")]
 mod session;
 mod settings;
 mod skills;

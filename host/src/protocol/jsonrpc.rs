@@ -4,11 +4,18 @@ use std::fmt;
 
 use serde_json::{Value, json};
 
+/// The message is not JSON (or not UTF-8).
 pub const PARSE_ERROR: i32 = -32700;
+/// The message is not one this server can take: not JSON-RPC 2.0, too
+/// large, or out of order in its session.
 pub const INVALID_REQUEST: i32 = -32600;
+/// The method is not one this server serves.
 pub const METHOD_NOT_FOUND: i32 = -32601;
+/// The params lack what the method needs, or hold it in the wrong type.
 pub const INVALID_PARAMS: i32 = -32602;
+/// The server failed to serve a valid request.
 pub const INTERNAL_ERROR: i32 = -32603;
+/// MCP's code for a URI that names no resource.
 pub const RESOURCE_NOT_FOUND: i32 = -32002;
 /// JSON-RPC's implementation-defined server error: a limit was reached or the server is stopping.
 pub const SERVER_ERROR: i32 = -32000;
@@ -27,6 +34,7 @@ impl RequestId {
         }
     }
 
+    /// The id as JSON, as the client sent it.
     pub fn to_value(&self) -> Value {
         serde_json::from_str(&self.0).expect("a request id is valid JSON")
     }
@@ -41,12 +49,16 @@ impl fmt::Display for RequestId {
 /// A JSON-RPC error object.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RpcError {
+    /// The error code.
     pub code: i32,
+    /// What went wrong, for the client to read.
     pub message: String,
+    /// Detail for a program to read (`data`), if any.
     pub data: Option<Value>,
 }
 
 impl RpcError {
+    /// An error of `code` saying `message`, with no data.
     pub fn new(code: i32, message: impl Into<String>) -> Self {
         Self {
             code,
@@ -55,18 +67,22 @@ impl RpcError {
         }
     }
 
+    /// An [`INVALID_PARAMS`] error saying `message`.
     pub fn invalid_params(message: impl Into<String>) -> Self {
         Self::new(INVALID_PARAMS, message)
     }
 
+    /// An [`INTERNAL_ERROR`] saying `message`.
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(INTERNAL_ERROR, message)
     }
 
+    /// A [`METHOD_NOT_FOUND`] error naming `method`.
     pub fn method_not_found(method: &str) -> Self {
         Self::new(METHOD_NOT_FOUND, format!("Method not found: {method}"))
     }
 
+    /// A [`RESOURCE_NOT_FOUND`] error naming `uri`, with the URI in its data.
     pub fn resource_not_found(uri: &str) -> Self {
         let mut error = Self::new(RESOURCE_NOT_FOUND, format!("Resource not found: {uri}"));
         error.data = Some(json!({ "uri": uri }));
@@ -118,6 +134,7 @@ pub fn serialized_len(value: &Value) -> usize {
     counter.0
 }
 
+/// A success response to request `id`.
 pub fn response(id: &RequestId, result: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id.to_value(), "result": result })
 }
@@ -132,10 +149,12 @@ pub fn error_response(id: Option<&RequestId>, error: &RpcError) -> Value {
     message
 }
 
+/// A notification of `method` with `params`.
 pub fn notification(method: &str, params: Value) -> Value {
     json!({ "jsonrpc": "2.0", "method": method, "params": params })
 }
 
+/// A request to the client: `method` with `params`, under the integer `id`.
 pub fn request(id: i64, method: &str, params: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
 }

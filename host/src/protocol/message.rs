@@ -11,12 +11,18 @@ use super::jsonrpc::{INVALID_REQUEST, PARSE_ERROR, RequestId, RpcError};
 pub enum Incoming {
     /// A request, read into its envelope.
     Request(Box<Envelope>),
+    /// A notification: a method and no id.
     Notification {
+        /// Its method, as sent.
         method: String,
+        /// Its params (`{}` when none were sent).
         params: Value,
     },
+    /// A response to a request the server sent the client.
     Response {
+        /// The id of the request it answers.
         id: RequestId,
+        /// Its `result`, or its `error`.
         outcome: Result<Value, RpcError>,
     },
 }
@@ -31,6 +37,10 @@ pub struct Unparseable {
 impl Incoming {
     /// Parses one framed message as it arrived, in bytes: a message that is
     /// not UTF-8 is a parse error like any other malformed one.
+    ///
+    /// # Errors
+    ///
+    /// As [`Incoming::parse`]; bytes that are not UTF-8 are a parse error.
     pub fn parse_bytes(bytes: &[u8]) -> Result<Self, Box<Unparseable>> {
         let text = std::str::from_utf8(bytes).map_err(|e| {
             Box::new(Unparseable {
@@ -45,6 +55,10 @@ impl Incoming {
     }
 
     /// Parses one framed message (a line on stdio, a body over HTTP).
+    ///
+    /// # Errors
+    ///
+    /// As [`Incoming::from_value`]; text that is not JSON is a parse error.
     pub fn parse(text: &str) -> Result<Self, Box<Unparseable>> {
         let value: Value = serde_json::from_str(text).map_err(|e| {
             Box::new(Unparseable {
@@ -58,6 +72,13 @@ impl Incoming {
         Self::from_value(value)
     }
 
+    /// Reads one message already parsed as JSON.
+    ///
+    /// # Errors
+    ///
+    /// An invalid request when it is not a JSON-RPC 2.0 object with a
+    /// `method`, a `result` or an `error`, or its id or params are of the
+    /// wrong type; the error carries the id to answer with, when it is known.
     pub fn from_value(value: Value) -> Result<Self, Box<Unparseable>> {
         let Value::Object(mut object) = value else {
             return Err(Box::new(Unparseable {

@@ -57,21 +57,37 @@ methods! {
     Discover = "server/discover",
     /// 2026-07-28: a stream of the notifications asked for.
     Listen = "subscriptions/listen",
+    /// Checks that the server answers.
     Ping = "ping",
+    /// Sets the least severity of the log messages the session is sent.
     SetLogLevel = "logging/setLevel",
+    /// Asks to be told when a resource is updated.
     Subscribe = "resources/subscribe",
+    /// Asks no longer to be told when a resource is updated.
     Unsubscribe = "resources/unsubscribe",
+    /// The tools served, paginated.
     ListTools = "tools/list",
+    /// The prompts served, paginated.
     ListPrompts = "prompts/list",
+    /// The resources served, paginated.
     ListResources = "resources/list",
+    /// The resource templates served, paginated.
     ListTemplates = "resources/templates/list",
+    /// The session's tasks, paginated.
     ListTasks = "tasks/list",
+    /// Calls a tool.
     CallTool = "tools/call",
+    /// Reads a resource.
     ReadResource = "resources/read",
+    /// A prompt, filled in with its arguments.
     GetPrompt = "prompts/get",
+    /// Values for an argument of a prompt or a resource template.
     Complete = "completion/complete",
+    /// A task's status.
     GetTask = "tasks/get",
+    /// A task's result, once it has one.
     TaskResult = "tasks/result",
+    /// Cancels a task.
     CancelTask = "tasks/cancel",
     /// The 2026-07-28 tasks extension: answers to a task's `inputRequests`.
     UpdateTask = "tasks/update",

@@ -59,13 +59,21 @@ pub fn name_problem(name: &str) -> Option<String> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LogLevel {
+    /// Detail for debugging.
     Debug,
+    /// Information.
     Info,
+    /// A normal but significant event.
     Notice,
+    /// A warning.
     Warning,
+    /// An error.
     Error,
+    /// A critical condition.
     Critical,
+    /// Action must be taken at once.
     Alert,
+    /// The system is unusable.
     Emergency,
 }
 

@@ -11,10 +11,15 @@ use super::{LogLevel, Method, RpcError};
 /// The lists a client pages through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ListKind {
+    /// `tools/list`.
     Tools,
+    /// `prompts/list`.
     Prompts,
+    /// `resources/list`.
     Resources,
+    /// `resources/templates/list`.
     Templates,
+    /// `tasks/list`.
     Tasks,
     /// `skills/list` (the skills extension).
     Skills,
@@ -64,63 +69,82 @@ pub enum Request {
     Listen(SubscriptionFilter),
     /// `initialize`: opens the session.
     Initialize {
+        /// The revision the client asks for (`protocolVersion`).
         protocol_version: String,
+        /// The client's capabilities, as sent (null when absent).
         capabilities: Value,
+        /// The client's `clientInfo.name`, if it gave one.
         client_name: Option<String>,
     },
+    /// `ping`.
     Ping,
     /// `logging/setLevel`.
     SetLogLevel(LogLevel),
     /// `resources/subscribe`.
     Subscribe {
+        /// The resource whose updates the client wants.
         uri: String,
     },
     /// `resources/unsubscribe`.
     Unsubscribe {
+        /// The resource whose updates the client no longer wants.
         uri: String,
     },
     /// `tools/list`, `prompts/list`, `resources/list`, `resources/templates/list`, `tasks/list` and `skills/list`.
     List {
+        /// Which list.
         kind: ListKind,
+        /// Where the page starts: the `nextCursor` of the page before, if any.
         cursor: Option<String>,
     },
     /// `tools/call`.
     CallTool(CallTool),
     /// `resources/read`.
     ReadResource {
+        /// The resource to read.
         uri: String,
     },
     /// `skills/get` (the skills extension): by the URI of the skill's `SKILL.md`.
     GetSkill {
+        /// The URI of the skill's `SKILL.md`.
         uri: String,
     },
     /// `resources/directory/read` (the skills extension).
     ReadDirectory {
+        /// The directory resource to read.
         uri: String,
+        /// Where the page starts: the `nextCursor` of the page before, if any.
         cursor: Option<String>,
     },
     /// `prompts/get`.
     GetPrompt {
+        /// The prompt to get.
         name: String,
+        /// Its arguments, as name and value.
         arguments: Vec<(String, String)>,
     },
     /// `completion/complete`.
     Complete(Complete),
     /// `tasks/get`.
     GetTask {
+        /// The task whose status is asked for.
         task_id: String,
     },
     /// `tasks/result`.
     TaskResult {
+        /// The task whose result is asked for.
         task_id: String,
     },
     /// `tasks/cancel`.
     CancelTask {
+        /// The task to cancel.
         task_id: String,
     },
     /// `tasks/update` (2026-07-28 tasks extension): answers to the task's `inputRequests`.
     UpdateTask {
+        /// The task the answers are for.
         task_id: String,
+        /// The answers (`inputResponses`), by the keys of the task's `inputRequests`.
         responses: Map<String, Value>,
     },
 }
@@ -189,6 +213,12 @@ fn string_map(value: Option<&Value>, what: &str) -> Result<Vec<(String, String)>
 impl Request {
     /// Parses the params of `method`, taking what it keeps out of them; the
     /// entry it names is its envelope's `target` (read there, not again here).
+    ///
+    /// # Errors
+    ///
+    /// Method not found for an unknown method; invalid params when the params
+    /// lack what the method needs or hold it in the wrong type (the error
+    /// names the method and the key).
     pub fn parse(method: &Method, mut target: Option<String>, mut params: Value) -> Result<Request, RpcError> {
         let name = method.name();
         let mut named = || {

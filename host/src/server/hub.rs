@@ -60,7 +60,11 @@ pub struct Hub {
 }
 
 impl Hub {
-    /// Fails only when the request state key file cannot be used.
+    /// The hub of a server with settings `config`, keeping its state in `store`.
+    ///
+    /// # Errors
+    ///
+    /// Only when the request state key file cannot be used.
     pub fn new(config: ServerValues, store: Arc<StateStore>) -> anyhow::Result<Arc<Self>> {
         let sealer = Sealer::new(
             config.request_state_key.as_deref(),

@@ -48,6 +48,8 @@ struct State {
     subscriptions: HashSet<String>,
 }
 
+/// One client's 2025-11-25 session: what it holds, and the peer that serves
+/// its requests.
 pub struct Session {
     hub: Arc<Hub>,
     /// Serves its requests.

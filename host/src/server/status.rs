@@ -12,7 +12,7 @@ use crate::plugin::Plugin;
 impl Hub {
     /// The status page's data, a snapshot of the process now: each loaded
     /// plugin (its version hash, what it serves, its grants and limits),
-    /// then what [`crate::metrics::Metrics::status`] keeps.
+    /// then what `Metrics::status` (`metrics.rs`) keeps.
     pub fn status(&self) -> Value {
         let catalog = self.catalog();
         let mut plugins: BTreeMap<String, Value> = BTreeMap::new();

@@ -32,12 +32,12 @@ pub fn trial_division(below: u32) -> usize {
 }
 
 fn is_prime(n: u32) -> bool {
-    if n % 2 == 0 {
+    if n.is_multiple_of(2) {
         return n == 2;
     }
     let mut divisor = 3;
     while divisor * divisor <= n {
-        if n % divisor == 0 {
+        if n.is_multiple_of(divisor) {
             return false;
         }
         divisor += 2;

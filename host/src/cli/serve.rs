@@ -130,7 +130,11 @@ impl PluginsStart {
     /// Makes the runtime and the reloader, follows the directory, and starts
     /// loading every plugin; the reloader is returned once the load started.
     async fn start(self, hub: Arc<Hub>) -> Result<Arc<Reloader>> {
-        let runtime = Arc::new(PluginRuntime::new(&self.settings, self.cache_dir, self.store)?);
+        // Building the engine's pools and the linker is a few milliseconds
+        // of CPU: off the runtime's workers, which are answering meanwhile.
+        let (settings, cache_dir, store) = (self.settings, self.cache_dir, self.store);
+        let runtime = tokio::task::spawn_blocking(move || PluginRuntime::new(&settings, cache_dir, store)).await??;
+        let runtime = Arc::new(runtime);
         let reloader = Reloader::new(hub, runtime, self.dir, self.registry);
         if self.watch {
             reloader.watch()?;

@@ -453,6 +453,7 @@ fn memory(report: &mut Report, subjects: &mut [Subject], echo: &ToolCall, sizes:
         ),
         &["server", "before", "¼", "½", "¾", "all", "peak", "growth over the second half"],
     );
+    let mib = |b: u64| format!("{:.1} MiB", b as f64 / (1 << 20) as f64);
     let mut growth = 0.0;
     for (i, subject) in subjects.iter_mut().enumerate() {
         let mut rss = vec![rss_bytes(subject.client.pid())];
@@ -460,7 +461,6 @@ fn memory(report: &mut Report, subjects: &mut [Subject], echo: &ToolCall, sizes:
             subject.client.throughput(echo, 16, sizes.memory_calls / 4);
             rss.push(rss_bytes(subject.client.pid()));
         }
-        let mib = |b: u64| format!("{:.1} MiB", b as f64 / (1 << 20) as f64);
         let half = rss[4] as f64 / (1 << 20) as f64 - rss[2] as f64 / (1 << 20) as f64;
         if i == 0 {
             growth = half;
@@ -485,11 +485,18 @@ fn memory(report: &mut Report, subjects: &mut [Subject], echo: &ToolCall, sizes:
     alone.initialize();
     alone.throughput(echo, 16, sizes.memory_calls);
     let peak_alone = peak_rss_bytes(alone.pid());
-    let mib = |b: u64| format!("{:.1} MiB", b as f64 / (1 << 20) as f64);
-    let mut row = vec!["wasm-mcp, raw-echo alone".to_string(), String::new()];
-    row.extend([String::new(), String::new(), String::new()]);
-    row.extend([mib(rss_bytes(alone.pid())), mib(peak_alone), String::new()]);
-    report.row(&row);
+    // Only its resident set after the calls and its peak apply.
+    let none = String::new;
+    report.row(&[
+        "wasm-mcp, raw-echo alone".to_string(),
+        none(),
+        none(),
+        none(),
+        none(),
+        mib(rss_bytes(alone.pid())),
+        mib(peak_alone),
+        none(),
+    ]);
     report.end_section();
     report.target(
         "RSS flat over 100k calls (second half grows < 1 MiB)",

@@ -1,7 +1,9 @@
 //! One request, from the moment its envelope is read to its response, over
 //! whichever client sent it: a [`Peer`] (what its requests go out through,
 //! whom they act for, which are in flight, its listen streams) serves each
-//! request once, in its era: checks, its span and metric ([`Served`]), typed
+//! request once, in its era: checks, its span and metric ([`Served`]: what
+//! was asked, of which tool, how long it took and how it ended, recorded
+//! as `mcp.server.operation.duration` and on its span), typed
 //! dispatch (`methods.rs`), the call scope a plugin call acts on
 //! (`link.rs`), multi round-trip suspend and replay (`mrtr.rs`), tasks
 //! (`tasks.rs`, `task_extension.rs`), listening (`listen.rs`), and an
@@ -25,7 +27,6 @@ mod methods;
 mod mrtr;
 mod outbound;
 mod results;
-mod served;
 mod skills;
 mod task_extension;
 mod tasks;
@@ -33,6 +34,7 @@ mod tasks;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::Instant;
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -41,7 +43,10 @@ use tracing::Instrument;
 
 use crate::call::{BoxFuture, ClientRequestError};
 use crate::catalog::skills::SKILL_CACHE;
+use crate::metrics::{METRICS, Operation};
 use crate::principal::{LOCAL_CALLER, Principal};
+use crate::protocol::Target;
+use crate::protocol::envelope::TraceContext;
 use crate::protocol::envelope::{ModernFields, Revision};
 use crate::protocol::jsonrpc::{self, INVALID_REQUEST, SERVER_ERROR};
 use crate::protocol::modern::CacheHint;
@@ -50,12 +55,11 @@ use crate::protocol::{Envelope, LATEST_PROTOCOL_VERSION, LogLevel, Method, Reque
 use crate::server::Hub;
 use crate::settings;
 use crate::tasks::{Task, TaskStore};
-use crate::telemetry;
+use crate::telemetry::{self, RequestSpan, Traced};
 use listen::Listens;
 use log_rate::LogRate;
 use mrtr::ModernRequest;
 use outbound::{Key, Outbound};
-use served::Served;
 
 pub use answer::{Answer, AnswerKind, Reply};
 pub use capabilities::ClientCapabilities;
@@ -576,6 +580,84 @@ impl Peer {
             }
             self.running.wait().await;
         }
+    }
+}
+
+/// A request being served.
+struct Served {
+    method: &'static str,
+    /// The tool a `tools/call` names, as the client named it; a label only
+    /// once the catalog is seen to have it (never a name only the client made up).
+    tool: Option<String>,
+    /// The tool, prompt or resource it names, for its span.
+    target: Option<(Target, String)>,
+    started: Instant,
+    /// The request's span, when traces are exported.
+    span: Option<Traced>,
+}
+
+impl Served {
+    /// A request of `method`, naming `target` (see [`Method::target`]),
+    /// refused before it was admitted: no span.
+    fn new(method: &Method, target: Option<&str>) -> Self {
+        let kind = method.target();
+        Served {
+            method: method.label(),
+            tool: target.filter(|_| kind == Some(Target::Tool)).map(str::to_owned),
+            target: kind
+                .filter(|kind| matches!(kind, Target::Tool | Target::Prompt | Target::Resource))
+                .zip(target)
+                .map(|(kind, target)| (kind, target.to_owned())),
+            started: Instant::now(),
+            span: None,
+        }
+    }
+
+    /// A request `id` of `method` admitted in protocol `version`: as
+    /// [`Served::new`], with its span open (when traces are exported) under
+    /// the client's `trace` context.
+    fn start(
+        method: &Method,
+        target: Option<&str>,
+        id: &RequestId,
+        version: &'static str,
+        trace: Option<&TraceContext>,
+    ) -> Self {
+        let mut served = Served::new(method, target);
+        if telemetry::enabled() {
+            let id = id.to_string();
+            served.span = telemetry::request(RequestSpan {
+                method: served.method,
+                target: served.target.as_ref().map(|(kind, target)| (*kind, target.as_str())),
+                id: &id,
+                version,
+                traceparent: trace.map(|t| t.traceparent.as_str()),
+                tracestate: trace.and_then(|t| t.tracestate.as_deref()),
+            });
+        }
+        served
+    }
+
+    /// The request's span, if it has one.
+    fn span(&self) -> Option<&Traced> {
+        self.span.as_ref()
+    }
+
+    /// Records how it ended, in protocol `version` (see
+    /// [`Answer::error_label`]). The tool is labelled if `is_served` says
+    /// the catalog served now has it: a call that arrived while the plugins
+    /// were loading is labelled by its tool too.
+    fn record(&self, version: &'static str, answer: &Answer, is_served: impl FnOnce(&str) -> bool) {
+        let error = answer.error_label();
+        if let (Some(span), Some(error)) = (&self.span, &error) {
+            telemetry::failed(span, error);
+        }
+        let operation = Operation {
+            method: self.method,
+            tool: self.tool.as_deref().filter(|name| is_served(name)),
+            version,
+        };
+        METRICS.operation(operation, error, self.started.elapsed());
     }
 }
 

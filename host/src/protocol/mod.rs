@@ -5,6 +5,7 @@
 
 mod digest;
 pub mod envelope;
+pub mod headers;
 pub mod jsonrpc;
 pub mod message;
 mod method;

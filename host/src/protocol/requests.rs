@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value};
 
+use super::headers::MirroredParams;
 use super::method::Target;
 use super::{LogLevel, Method, RpcError};
 
@@ -157,6 +158,10 @@ pub struct CallTool {
     pub arguments: Value,
     /// Present when the client asks for a task: the ttl it asks for, in ms.
     pub task: Option<TaskRequest>,
+    /// The `Mcp-Param-*` headers of a 2026-07-28 call over HTTP, checked
+    /// against the tool's input schema once the tool is known; `None` for
+    /// a call that came any other way.
+    pub mirrored: Option<Box<MirroredParams>>,
 }
 
 /// The `task` of a task-augmented request.
@@ -327,7 +332,12 @@ impl CallTool {
                 },
             }),
         };
-        Ok(Self { name, arguments, task })
+        Ok(Self {
+            name,
+            arguments,
+            task,
+            mirrored: None,
+        })
     }
 }
 

@@ -231,6 +231,9 @@ impl Peer {
             .filter(|tool| extension && tool.task_support != TaskSupport::Forbidden && tool.is_idempotent())
             .map(|_| json!({ "name": params.name, "arguments": params.arguments, "_meta": request.meta.to_meta() }));
         let call = ToolCall::new(catalog, params.name, params.arguments)?;
+        if let (Some(mirrored), Some(schema)) = (&params.mirrored, call.tool().listed.get("inputSchema")) {
+            mirrored.check(schema, call.arguments())?;
+        }
         let exchange = request.exchange();
         match call.tool().task_support {
             TaskSupport::Forbidden => {}

@@ -102,6 +102,11 @@ impl ToolCall {
         &self.catalog.tools[&self.name]
     }
 
+    /// The arguments it was called with.
+    pub fn arguments(&self) -> &Value {
+        &self.arguments
+    }
+
     /// Runs the call: arguments checked against the input schema first, then
     /// the plugin; everything that goes wrong in the tool is an isError result.
     pub async fn run(&self, scope: Arc<CallScope>) -> Result<ToolOutcome, RpcError> {

@@ -2,7 +2,9 @@
 //!
 //! The headers that mirror the body (`MCP-Protocol-Version`, `Mcp-Method`,
 //! `Mcp-Name`) are checked against it first (-32020 and 400 when they
-//! disagree or are missing). The request is then served by a peer of its
+//! disagree or are missing); the `Mcp-Param-*` headers go along with a
+//! `tools/call`, whose tool's input schema says which must mirror which
+//! argument (see [`MirroredParams`]). The request is then served by a peer of its
 //! own (see [`crate::request::Peer`]: no session) that lives as long as the
 //! request; its answer is JSON when it is ready at once, else an SSE stream
 //! of the request's notifications (progress, logs) ending with its response.
@@ -19,8 +21,6 @@ use std::time::Duration;
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -28,12 +28,13 @@ use tokio_util::sync::CancellationToken;
 use super::App;
 use crate::auth::Credential;
 use crate::protocol::envelope;
+use crate::protocol::headers::{MirroredParams, decoded, mismatch};
 use crate::protocol::jsonrpc::{INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
 use crate::protocol::modern::{
     self, HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, PROTOCOL_VERSION, UNSUPPORTED_PROTOCOL_VERSION,
 };
 use crate::protocol::requests::Request;
-use crate::protocol::{Envelope, Incoming, Method, RequestId, RpcError};
+use crate::protocol::{Envelope, Incoming, RequestId, RpcError};
 use crate::request::{Answer, AnswerKind, Outgoing, Peer};
 
 const PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -90,23 +91,6 @@ fn header_text<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str>
     headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim)
 }
 
-/// A header value in the revision's Base64 form (`=?base64?…?=`) decoded;
-/// plain values as they are.
-fn decoded(value: &str) -> Result<String, String> {
-    match value.strip_prefix("=?base64?").and_then(|v| v.strip_suffix("?=")) {
-        Some(encoded) => BASE64
-            .decode(encoded)
-            .ok()
-            .and_then(|bytes| String::from_utf8(bytes).ok())
-            .ok_or_else(|| format!("{value:?} is not valid Base64 of UTF-8 text")),
-        None => Ok(value.to_owned()),
-    }
-}
-
-fn mismatch(message: String) -> RpcError {
-    RpcError::new(HEADER_MISMATCH, format!("Header mismatch: {message}"))
-}
-
 /// Checks the headers that mirror the request's body. A header that says
 /// 2026-07-28 over a body whose `_meta` carries no version is a request of
 /// that revision missing a required field: -32602 (as the conformance suite
@@ -114,7 +98,7 @@ fn mismatch(message: String) -> RpcError {
 /// initialized"; what else the body lacks is left to the request's own checks
 /// (a `_meta` without client capabilities is -32602 too). A version in both
 /// that differs is a mismatch (-32020).
-fn check_headers(headers: &HeaderMap, envelope: &Envelope, tool_schema: Option<&Value>) -> Result<(), RpcError> {
+fn check_headers(headers: &HeaderMap, envelope: &Envelope) -> Result<(), RpcError> {
     let method = envelope.method.name();
     let body_version = envelope.meta_version.as_deref();
     match (header_text(headers, &PROTOCOL_VERSION_HEADER), body_version) {
@@ -155,74 +139,7 @@ fn check_headers(headers: &HeaderMap, envelope: &Envelope, tool_schema: Option<&
             )));
         }
     }
-    // A call whose params do not parse is refused for them, headers or not.
-    if let (Some(schema), Ok(Request::CallTool(call))) = (tool_schema, &envelope.request) {
-        check_param_headers(headers, schema, &call.arguments)?;
-    }
     Ok(())
-}
-
-/// Checks the `Mcp-Param-{Name}` headers of a tools/call against its
-/// arguments: every property of the tool's input schema annotated
-/// `x-mcp-header` (reached through `properties` alone) is mirrored by its
-/// header when the argument is present, and only then, with the same value.
-fn check_param_headers(headers: &HeaderMap, schema: &Value, arguments: &Value) -> Result<(), RpcError> {
-    let mut mirrored = Vec::new();
-    mirrored_properties(schema, &mut Vec::new(), &mut mirrored);
-    for (name, path) in mirrored {
-        let value = path.iter().try_fold(arguments, |value, key| value.get(key));
-        let header_name = format!("Mcp-Param-{name}");
-        let header = match headers.get(header_name.as_str()) {
-            None => None,
-            Some(header) => Some(header.to_str().map(str::trim).map_err(|_| {
-                mismatch(format!(
-                    "the {header_name} header holds characters outside visible ASCII; send such values as =?base64?…?="
-                ))
-            })?),
-        };
-        let argument = path.join(".");
-        match (value, header) {
-            (None, None) => {}
-            (Some(_), None) => {
-                return Err(mismatch(format!(
-                    "the {header_name} header is required: the argument {argument:?} is in the body"
-                )));
-            }
-            (None, Some(_)) => {
-                return Err(mismatch(format!(
-                    "the {header_name} header is sent but the body has no argument {argument:?}"
-                )));
-            }
-            (Some(value), Some(header)) => {
-                let header = decoded(header).map_err(|why| mismatch(format!("{header_name} header {why}")))?;
-                let body = match value {
-                    Value::String(text) => text.clone(),
-                    other => other.to_string(),
-                };
-                if header != body {
-                    return Err(mismatch(format!(
-                        "{header_name} header value {header:?} does not match the argument {argument:?} ({body:?})"
-                    )));
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The `x-mcp-header` names in `schema` with the property path to each.
-fn mirrored_properties<'a>(schema: &'a Value, path: &mut Vec<&'a str>, found: &mut Vec<(&'a str, Vec<&'a str>)>) {
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-        return;
-    };
-    for (key, property) in properties {
-        path.push(key);
-        if let Some(name) = property.get("x-mcp-header").and_then(Value::as_str) {
-            found.push((name, path.clone()));
-        }
-        mirrored_properties(property, path, found);
-        path.pop();
-    }
 }
 
 /// Serves one message POSTed without `Mcp-Session-Id`, if it is of the
@@ -246,20 +163,17 @@ pub async fn post(
 }
 
 /// Serves one 2026-07-28 request on a peer of its own.
-async fn serve(app: &App, headers: &HeaderMap, envelope: Envelope, credential: Credential) -> Response {
-    // The `Mcp-Param-*` headers follow the tool's input schema: wait for the
-    // plugins present at start, as the call itself would.
-    let catalog = match envelope.method {
-        Method::CallTool => Some(app.sessions.hub().loaded_catalog().await),
-        _ => None,
-    };
-    let tool_schema = catalog.as_ref().and_then(|catalog| {
-        let tool = catalog.tools.get(envelope.target.as_deref()?)?;
-        tool.listed.get("inputSchema")
-    });
-    if let Err(error) = check_headers(headers, &envelope, tool_schema) {
+async fn serve(app: &App, headers: &HeaderMap, mut envelope: Envelope, credential: Credential) -> Response {
+    if let Err(error) = check_headers(headers, &envelope) {
         let (message, answer) = Answer::Error(error).into_response(&envelope.id);
         return json_response(status_of(answer), &message);
+    }
+    // The `Mcp-Param-*` headers follow the tool's input schema, which the
+    // call checks them against once it knows the tool.
+    if let Ok(Request::CallTool(call)) = &mut envelope.request {
+        call.mirrored = Some(Box::new(MirroredParams::collect(
+            headers.iter().map(|(name, value)| (name.as_str(), value.to_str().ok())),
+        )));
     }
     let id = envelope.id.clone();
     let (outbox, mut outgoing) = mpsc::unbounded_channel::<Outgoing>();
@@ -391,15 +305,12 @@ mod tests {
             ("mcp-method", " tools/call "),
             ("mcp-name", "=?base64?YcOxYWRpcg==?="),
         ]);
-        assert!(check_headers(&good, &params, None).is_ok());
+        assert!(check_headers(&good, &params).is_ok());
         let wrong_case = headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "Tools/Call")]);
-        assert_eq!(
-            check_headers(&wrong_case, &params, None).unwrap_err().code,
-            HEADER_MISMATCH
-        );
+        assert_eq!(check_headers(&wrong_case, &params).unwrap_err().code, HEADER_MISMATCH);
         let no_name = headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call")]);
         assert!(
-            check_headers(&no_name, &params, None)
+            check_headers(&no_name, &params)
                 .unwrap_err()
                 .message
                 .contains("Mcp-Name")
@@ -409,7 +320,7 @@ mod tests {
             ("mcp-method", "tools/call"),
             ("mcp-name", "=?base64?!!?="),
         ]);
-        assert!(check_headers(&bad_base64, &params, None).is_err());
+        assert!(check_headers(&bad_base64, &params).is_err());
         let no_body_version = envelope("tools/call", json!({ "name": "x" }));
         let header_only = headers(&[
             ("mcp-protocol-version", "2026-07-28"),
@@ -418,69 +329,15 @@ mod tests {
         ]);
         // A 2026-07-28 request missing its `_meta` version is invalid params, not a mismatch.
         assert_eq!(
-            check_headers(&header_only, &no_body_version, None).unwrap_err().code,
+            check_headers(&header_only, &no_body_version).unwrap_err().code,
             INVALID_PARAMS
         );
         let other_version = headers(&[("mcp-protocol-version", "2025-11-25"), ("mcp-method", "tools/call")]);
         assert!(
-            check_headers(&other_version, &params, None)
+            check_headers(&other_version, &params)
                 .unwrap_err()
                 .message
                 .contains("MCP-Protocol-Version")
         );
-    }
-
-    #[test]
-    fn mirrored_parameters_must_match_their_arguments() {
-        let schema = json!({ "type": "object", "properties": {
-            "region": { "type": "string", "x-mcp-header": "Region" },
-            "options": { "type": "object", "properties": { "dry": { "type": "boolean", "x-mcp-header": "Dry" } } },
-            "query": { "type": "string" },
-        }});
-        let check = |pairs: &[(&'static str, &str)], arguments: Value| {
-            check_param_headers(&headers(pairs), &schema, &arguments)
-        };
-        let arguments = json!({ "region": "us-west1", "options": { "dry": true }, "query": "q" });
-        assert!(
-            check(
-                &[("mcp-param-region", " us-west1 "), ("mcp-param-dry", "true")],
-                arguments.clone()
-            )
-            .is_ok()
-        );
-        assert!(
-            check(
-                &[
-                    ("mcp-param-region", "=?base64?dXMtd2VzdDE=?="),
-                    ("mcp-param-dry", "true")
-                ],
-                arguments.clone()
-            )
-            .is_ok()
-        );
-        let missing = check(&[("mcp-param-region", "us-west1")], arguments.clone()).unwrap_err();
-        assert!(
-            missing.message.contains("Mcp-Param-Dry header is required"),
-            "{}",
-            missing.message
-        );
-        let wrong = check(
-            &[("mcp-param-region", "eu"), ("mcp-param-dry", "true")],
-            arguments.clone(),
-        )
-        .unwrap_err();
-        assert_eq!(wrong.code, HEADER_MISMATCH);
-        assert!(
-            check(
-                &[
-                    ("mcp-param-region", "=?base64?dXMtd2VzdDE?="),
-                    ("mcp-param-dry", "true")
-                ],
-                arguments
-            )
-            .is_err()
-        );
-        assert!(check(&[], json!({ "query": "q" })).is_ok());
-        assert!(check(&[("mcp-param-region", "x")], json!({})).is_err());
     }
 }

@@ -78,8 +78,20 @@ fn bearer_tokens_are_required_and_sessions_are_bound_to_theirs() {
             .contains("invalid_token")
     );
 
+    // What a message is refused for is told only to a sender who is admitted.
+    anonymous.token = None;
+    let unparseable = anonymous.post_with(&[], "{not json".into());
+    assert_eq!(unparseable.status(), StatusCode::UNAUTHORIZED);
+    let not_json = anonymous.post_with(&[("content-type", "text/plain")], initialize_body());
+    assert_eq!(not_json.status(), StatusCode::UNAUTHORIZED);
+
     let mut alpha = server.client();
     alpha.token = Some("alpha-token".into());
+    let unparseable = alpha.post_with(&[], "{not json".into());
+    assert_eq!(unparseable.status(), StatusCode::BAD_REQUEST);
+    assert!(error_body(unparseable).contains("Parse error"));
+    let not_json = alpha.post_with(&[("content-type", "text/plain")], initialize_body());
+    assert_eq!(not_json.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
     alpha.initialize(json!({}));
     alpha.call_tool("test_simple_text", json!({}));
     let mut gamma = server.client();

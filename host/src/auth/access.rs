@@ -1,7 +1,8 @@
 //! Who may talk to the server: `Host` and `Origin` checks against DNS
 //! rebinding, then authentication (none, static bearer tokens, or OAuth
 //! access tokens, see [`super::oauth`]) giving the request's principal.
-//! What a message may use, once it is read, is [`super::scopes`]'s.
+//! What a message may use, once it is read, is [`super::scopes`]'s; a
+//! request is admitted by both at once ([`Access::admit`]).
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -10,7 +11,9 @@ use axum::http::{HeaderMap, StatusCode, Uri, header};
 use subtle::ConstantTimeEq;
 
 use super::oauth::{Refused, ResourceServer};
+use crate::catalog::Catalog;
 use crate::principal::Principal;
+use crate::protocol::Incoming;
 
 /// Host names that always mean this machine.
 const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
@@ -130,6 +133,27 @@ impl Access {
         }
     }
 
+    /// Admits a request: its headers first (who sends it), then, when it
+    /// carries a `message` that was read, what that message uses (see
+    /// [`Access::authorize`], which may wait for the `catalog` that knows
+    /// the scopes). Returns whom it acts for.
+    ///
+    /// # Errors
+    ///
+    /// As [`Access::check`], then as [`Access::authorize`].
+    pub async fn admit<F: Future<Output = Arc<Catalog>>>(
+        &self,
+        headers: &HeaderMap,
+        message: Option<&Incoming>,
+        catalog: impl FnOnce() -> F,
+    ) -> Result<Credential, Refusal> {
+        let credential = self.check(headers).await?;
+        if let Some(message) = message {
+            self.authorize(&credential, message, catalog).await?;
+        }
+        Ok(credential)
+    }
+
     /// Checks a request's headers; returns whom it acts for.
     ///
     /// # Errors
@@ -138,7 +162,7 @@ impl Access {
     /// without a valid token, 403 for a token lacking the scopes every
     /// request needs, 503 (with `Retry-After`) when the authorization
     /// server could not be asked in time.
-    pub async fn check(&self, headers: &HeaderMap) -> Result<Credential, Refusal> {
+    async fn check(&self, headers: &HeaderMap) -> Result<Credential, Refusal> {
         self.check_host(headers)?;
         self.check_origin(headers)?;
         match &self.authentication {

@@ -27,7 +27,7 @@ impl Access {
     /// # Errors
     ///
     /// That 403, with its `insufficient_scope` challenge.
-    pub async fn authorize<F: Future<Output = Arc<Catalog>>>(
+    pub(super) async fn authorize<F: Future<Output = Arc<Catalog>>>(
         &self,
         principal: &Credential,
         message: &Incoming,

@@ -3,19 +3,15 @@
 
 use std::sync::Arc;
 
-use std::error::Error as _;
-
 use axum::Extension;
-use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use http_body_util::LengthLimitError;
 use tokio::time::Instant;
 
 use super::App;
 use super::accepts;
-use super::access::Admitted;
+use super::access::{Admitted, Message};
 use super::error::HttpError;
 use super::sessions::HttpSession;
 use super::sse::{self, Connect};
@@ -23,7 +19,6 @@ use super::stateless;
 use super::streams::{Connection, STANDALONE, StreamError, event_id, parse_event_id};
 use crate::auth::Credential;
 use crate::protocol::{Incoming, Method, RequestId, SUPPORTED_PROTOCOL_VERSIONS};
-use crate::settings;
 
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -116,74 +111,14 @@ impl App {
     }
 }
 
-impl App {
-    /// Reads a request body: at most the message size limit, within the
-    /// body timeout, and not past the start of a shutdown.
-    async fn read_body(&self, body: Body) -> Result<Bytes, HttpError> {
-        let read = tokio::time::timeout(self.body_timeout, axum::body::to_bytes(body, self.max_message_bytes));
-        let read = tokio::select! {
-            read = read => read,
-            () = self.stopping.cancelled() => {
-                return Err(HttpError {
-                    close: true,
-                    ..HttpError::new(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        "The server is shutting down and reads no more of the request",
-                    )
-                });
-            }
-        };
-        match read {
-            Ok(Ok(bytes)) => Ok(bytes),
-            Ok(Err(e)) if e.source().is_some_and(|e| e.is::<LengthLimitError>()) => Err(HttpError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                crate::request::message_too_large(self.max_message_bytes).message,
-            )),
-            Ok(Err(e)) => Err(HttpError::bad_request(format!("Cannot read the request body: {e}"))),
-            Err(_) => Err(HttpError {
-                close: true,
-                ..HttpError::new(
-                    StatusCode::REQUEST_TIMEOUT,
-                    format!(
-                        "Request Timeout: the request body did not arrive in full within {:?}; send it faster, \
-                         or raise the limit ({})",
-                        self.body_timeout,
-                        settings::http::body_timeout_secs.hint()
-                    ),
-                )
-            }),
-        }
-    }
-}
-
+/// POST: one client message, which the access layer read, parsed and
+/// admitted ([`Message`]).
 pub async fn post(
     State(app): State<Arc<App>>,
     Extension(Admitted(credential)): Extension<Admitted>,
     headers: HeaderMap,
-    body: Body,
+    Message(message): Message,
 ) -> Result<Response, HttpError> {
-    let body = app.read_body(body).await?;
-    let json = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|t| t.to_str().ok())
-        .is_some_and(|t| {
-            t.split(';')
-                .next()
-                .unwrap_or_default()
-                .trim()
-                .eq_ignore_ascii_case("application/json")
-        });
-    if !json {
-        return Err(HttpError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "Unsupported Media Type: send one JSON-RPC message with Content-Type: application/json",
-        ));
-    }
-    let message = Incoming::parse_bytes(&body).map_err(|bad| HttpError::unparseable(bad.error))?;
-    // The scopes are the manifests': wait for the plugins present at start.
-    app.access
-        .authorize(&credential, &message, || app.sessions.hub().loaded_catalog())
-        .await?;
     let message = match session_id(&headers) {
         None => match stateless::post(&app, &headers, message, &credential).await {
             Ok(response) => return Ok(response),

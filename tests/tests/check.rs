@@ -417,3 +417,23 @@ fn check_shows_refused_entries_as_errors_and_exits_1() {
     assert_eq!(dir.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&dir.stdout).contains("x the tool \"naïve\" of plugin misnamed is refused"));
 }
+
+#[test]
+fn check_lists_the_skills_a_plugin_ships_and_makes_with_what_the_manifest_says_of_them() {
+    let plugins = PluginDir::with(&["playbook"]);
+    plugins.add_file(
+        "playbook.toml",
+        b"[deny]\nskills = [\"reports/daily\"]\n[scopes]\nskills = { \"git-workflow\" = [\"git:read\"] }\n",
+    );
+    let stdout = loads("check", &plugins.path().join("playbook.wasm"));
+    contains_all(
+        &stdout,
+        &[
+            "skills (2)",
+            "skill://git-workflow/SKILL.md  2 files: Follow this team's Git conventions",
+            "scopes         git:read (with --auth-issuer)",
+            "skill://reports/daily/SKILL.md  made by the plugin as it is read",
+            "NOT SERVED     the manifest's",
+        ],
+    );
+}

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use serde_json::Value;
 
 use crate::config::Settings;
 use crate::contract::bindings::tools;
@@ -564,6 +565,17 @@ fn render_exports(out: &mut String, plugin: &Plugin) {
                 about(&arg.title, &arg.description)
             );
         }
+    }
+    let _ = writeln!(out, "  skills ({})", plugin.skills.skills.len());
+    for skill in &plugin.skills.skills {
+        let files = match &skill.files {
+            Some(files) => format!("{} files", files.len()),
+            None => "made by the plugin as it is read".to_owned(),
+        };
+        let description = skill.frontmatter.get("description").and_then(Value::as_str);
+        let description = description.map(|d| format!(": {d}")).unwrap_or_default();
+        let _ = writeln!(out, "    {}  {files}{description}", skill.uri());
+        render_exposure(out, plugin, EntryKind::Skill, &skill.path);
     }
     let _ = writeln!(
         out,

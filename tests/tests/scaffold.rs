@@ -4,8 +4,9 @@
 //! `tools/list_changed`, and call the new tool; two projects dropped into one
 //! server keep their names, and a later plugin serving one of those names
 //! never takes it; a project made with `--skill` ships its skill beside the
-//! component, served once both are dropped in. Also: bad names and existing
-//! directories are refused with a clear error.
+//! component, served once both are dropped in; a Python or JavaScript project
+//! whose source names its world (`# world: NAME`) is built for it. Also: bad
+//! names and existing directories are refused with a clear error.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -222,6 +223,74 @@ fn a_new_plugin_with_a_skill_ships_it_beside_its_component() {
     assert_eq!(listed["skills"][0]["uri"], "skill://guided-tools/SKILL.md", "{listed}");
     assert_eq!(listed["skills"][0]["frontmatter"]["name"], "guided-tools");
     server.shutdown();
+}
+
+/// What a plugin that makes skills adds to a Python project's app.py: the
+/// world line first, then one skill it makes as it is read.
+const PYTHON_MADE_SKILL: &str = r#"
+from wasm_mcp import Skills, skill
+
+__all__.append("Skills")
+
+
+@skill("skill-maker/made", files=lambda: ["SKILL.md"])
+def made(file: str):
+    if file == "SKILL.md":
+        return "---\nname: made\ndescription: Made as it is read\n---\n# Made\n"
+    return None
+"#;
+
+#[test]
+fn a_new_python_plugin_that_names_its_world_is_built_for_it_and_makes_its_skill() {
+    let parent = tempfile::tempdir().expect("a parent directory");
+    let created = new_project("skill-maker", "python", parent.path());
+    assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
+    let project = parent.path().join("skill-maker");
+    let app = project.join("app.py");
+    let source = std::fs::read_to_string(&app).expect("app.py");
+    std::fs::write(
+        &app,
+        format!("# world: plugin-with-skills\n{source}{PYTHON_MADE_SKILL}"),
+    )
+    .expect("write app.py");
+    make(&project, "build");
+
+    let plugins = PluginDir::empty();
+    let wasm = std::fs::read(project.join("dist/skill-maker.wasm")).expect("the built component");
+    plugins.add_file("skill-maker.wasm", &wasm);
+    let mut server = StdioServer::start(plugins);
+    server.initialize(json!({}));
+    let listed = server.request("skills/list", json!({})).result().clone();
+    assert_eq!(
+        listed["skills"][0]["uri"], "skill://skill-maker/made/SKILL.md",
+        "{listed}"
+    );
+    assert_eq!(listed["skills"][0]["frontmatter"]["description"], "Made as it is read");
+    server.shutdown();
+}
+
+#[test]
+fn a_new_js_plugin_is_built_for_the_world_its_source_names() {
+    let parent = tempfile::tempdir().expect("a parent directory");
+    let created = new_project("kept", "js", parent.path());
+    assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
+    let project = parent.path().join("kept");
+    let plain = Command::new("make")
+        .args(["-n", "build"])
+        .current_dir(&project)
+        .output()
+        .expect("make -n");
+    assert!(String::from_utf8_lossy(&plain.stdout).contains(" -n plugin "));
+    let plugin = project.join("plugin.js");
+    let source = std::fs::read_to_string(&plugin).expect("plugin.js");
+    std::fs::write(&plugin, format!("// world: stateful-plugin\n{source}")).expect("write plugin.js");
+    let stateful = Command::new("make")
+        .args(["-n", "build"])
+        .current_dir(&project)
+        .output()
+        .expect("make -n");
+    let commands = String::from_utf8_lossy(&stateful.stdout);
+    assert!(commands.contains(" -n stateful-plugin "), "{commands}");
 }
 
 #[test]

@@ -369,20 +369,17 @@ impl Peer {
         let running = async move {
             let outcome = match rounds {
                 Some((modern, round_trip)) => {
-                    let (caller, call_id, call_era) = (peer.clone(), id.clone(), era.clone());
-                    let start = move |cancel| -> BoxFuture<'static, Result<Reply, RpcError>> {
-                        Box::pin(async move {
-                            caller
-                                .dispatch(&call_id, request, &call_era, progress_token, cancel)
-                                .await
-                        })
-                    };
                     let rounds = mrtr::Rounds {
                         request: &modern,
                         round_trip,
                         resumes,
                     };
-                    peer.converse(&id, rounds, start, token.clone()).await
+                    let fresh = mrtr::Dispatch {
+                        request,
+                        era: era.clone(),
+                        progress_token,
+                    };
+                    peer.converse(&id, rounds, fresh, token.clone()).await
                 }
                 None => tokio::select! {
                     outcome = peer.dispatch(&id, request, &era, progress_token, token.clone()) => Some(outcome.into()),

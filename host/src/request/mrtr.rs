@@ -27,10 +27,11 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::capabilities::ClientCapabilities;
-use super::{Answer, Peer, Reply};
+use super::{Answer, Era, Peer, Reply};
 use crate::call::{BoxFuture, ClientRequestError, Question};
 use crate::protocol::envelope::RoundTrip;
 use crate::protocol::modern::{self, RequestMeta};
+use crate::protocol::requests::Request;
 use crate::protocol::{RequestId, RpcError};
 use crate::tasks::Task;
 
@@ -64,6 +65,13 @@ pub struct Rounds<'a> {
     pub request: &'a ModernRequest,
     pub round_trip: RoundTrip,
     pub resumes: Option<Arc<Task>>,
+}
+
+/// What a fresh round runs: the request, dispatched in its era.
+pub struct Dispatch {
+    pub request: Request,
+    pub era: Era,
+    pub progress_token: Option<Value>,
 }
 
 /// One call's questions and the client's answers, across the rounds of one
@@ -364,7 +372,7 @@ impl Peer {
         self: &Arc<Self>,
         id: &RequestId,
         rounds: Rounds<'_>,
-        start: impl FnOnce(CancellationToken) -> BoxFuture<'static, Result<Reply, RpcError>>,
+        fresh: Dispatch,
         cancelled: CancellationToken,
     ) -> Option<Answer> {
         let conversation = match open(self, id, rounds.round_trip, &rounds.request.meta) {
@@ -379,7 +387,15 @@ impl Peer {
         let (mut call, mut asks, exchange, cancel) = match conversation {
             Conversation::Fresh { exchange, asks } => {
                 let cancel = CancellationToken::new();
-                (start(cancel.clone()), asks, exchange, cancel)
+                let Dispatch {
+                    request,
+                    era,
+                    progress_token,
+                } = fresh;
+                let (peer, id, stop) = (self.clone(), id.clone(), cancel.clone());
+                let call: BoxFuture<'static, Result<Reply, RpcError>> =
+                    Box::pin(async move { peer.dispatch(&id, request, &era, progress_token, stop).await });
+                (call, asks, exchange, cancel)
             }
             Conversation::Resumed(suspended) => {
                 let _ = suspended.waiting.answered.send(());

@@ -104,6 +104,7 @@ impl App {
         }
         Incoming::parse_bytes(&body).map_err(|bad| HttpError::unparseable(bad.error))
     }
+
     /// Reads a request body: at most the message size limit, within the
     /// body timeout, and not past the start of a shutdown.
     async fn read_body(&self, body: Body) -> Result<Bytes, HttpError> {

@@ -583,10 +583,9 @@ impl Peer {
 /// A request being served.
 struct Served {
     method: &'static str,
-    /// The tool a `tools/call` names, as the client named it; a label only
-    /// once the catalog is seen to have it (never a name only the client made up).
-    tool: Option<String>,
-    /// The tool, prompt or resource it names, for its span.
+    /// The tool, prompt or resource it names, as the client named it: for
+    /// its span, and (a tool) for its metric's label, once the catalog is
+    /// seen to have it (never a name only the client made up).
     target: Option<(Target, String)>,
     started: Instant,
     /// The request's span, when traces are exported.
@@ -600,7 +599,6 @@ impl Served {
         let kind = method.target();
         Served {
             method: method.label(),
-            tool: target.filter(|_| kind == Some(Target::Tool)).map(str::to_owned),
             target: kind
                 .filter(|kind| matches!(kind, Target::Tool | Target::Prompt | Target::Resource))
                 .zip(target)
@@ -649,9 +647,13 @@ impl Served {
         if let (Some(span), Some(error)) = (&self.span, &error) {
             telemetry::failed(span, error);
         }
+        let tool = match &self.target {
+            Some((Target::Tool, name)) => Some(name.as_str()).filter(|name| is_served(name)),
+            _ => None,
+        };
         let operation = Operation {
             method: self.method,
-            tool: self.tool.as_deref().filter(|name| is_served(name)),
+            tool,
             version,
         };
         METRICS.operation(operation, error, self.started.elapsed());

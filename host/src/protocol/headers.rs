@@ -50,11 +50,11 @@ impl MirroredParams {
         Self(
             headers
                 .into_iter()
-                .filter_map(|(name, value)| {
-                    let name = name.to_ascii_lowercase();
-                    name.starts_with(PARAM_PREFIX)
-                        .then(|| (name, value.map(|value| value.trim().to_owned())))
+                .filter(|(name, _)| {
+                    name.get(..PARAM_PREFIX.len())
+                        .is_some_and(|prefix| prefix.eq_ignore_ascii_case(PARAM_PREFIX))
                 })
+                .map(|(name, value)| (name.to_ascii_lowercase(), value.map(|value| value.trim().to_owned())))
                 .collect(),
         )
     }

@@ -217,11 +217,11 @@ fn each_withdraws(replicas: &mut [StdioServer], since: std::time::Instant, what:
         );
         let error = replica.call_tool("version", json!({})).error().message;
         assert!(error.contains("Unknown tool"), "{error}");
-        let stderr = replica.stderr();
-        assert!(
-            stderr.contains("plugin withdrawn, refused now: ") && stderr.contains(why),
-            "{why:?} in:\n{stderr}"
-        );
+        // The server logs before it notifies, but stderr is read by another
+        // thread of the harness than stdout, which may not have it yet: wait for it.
+        replica.wait_for_stderr(&format!("the withdrawal saying {why:?}"), |stderr| {
+            stderr.contains("plugin withdrawn, refused now: ") && stderr.contains(why)
+        });
     }
 }
 
